@@ -1,0 +1,7 @@
+"""Frozen encoders by name: ``from_config(name, **options)`` and ``available_configs()``."""
+
+from . import efficientnet  # noqa: F401  (registers the embedded default)
+from .base import FrozenEncoder, WeightsNotFoundError, available_configs, from_config, register_encoder
+from .preprocess import Preprocess
+
+__all__ = ["FrozenEncoder", "Preprocess", "WeightsNotFoundError", "available_configs", "from_config", "register_encoder"]
