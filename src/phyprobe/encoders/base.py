@@ -38,10 +38,12 @@ class FrozenEncoder(nn.Module):
     preprocess: Preprocess
     weights_id: str = "random"
     options: dict
+    factory_kwargs: dict
 
     def __init__(self):
         super().__init__()
         self.options = {}
+        self.factory_kwargs = {}
 
     def freeze(self) -> "FrozenEncoder":
         for p in self.parameters():
@@ -99,4 +101,5 @@ def from_config(name: str, **kwargs) -> FrozenEncoder:
         raise KeyError(f"unknown encoder {name!r}; available: {available_configs()}")
     enc = _REGISTRY[name](**kwargs)
     enc.name = name
+    enc.factory_kwargs = dict(kwargs)  # what an exported scorer needs to rebuild this encoder
     return enc.freeze()

@@ -1,0 +1,170 @@
+"""Encode every video of a manifest once, into the feature cache.
+
+Runs through Lightning's ``Trainer.predict`` so that the same code extracts on one CPU, N GPUs or N
+nodes (DDP; each rank writes its own shards). Decoding and preprocessing happen in DataLoader
+workers, overlapped with the encoder; frames of several videos are batched into one forward pass.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+import lightning as L
+import torch
+from lightning.pytorch.callbacks import BasePredictionWriter
+from torch.utils.data import DataLoader, Dataset
+
+from ..data.manifest import Manifest
+from ..encoders import FrozenEncoder
+from ..io.video import ClipSpec, VideoDecodeError, decode_clip
+from .cache import FeatureCache
+
+log = logging.getLogger(__name__)
+
+
+class ClipDataset(Dataset):
+    """(id, path) -> preprocessed clip, or the reason it could not be read (never a silent drop)."""
+
+    def __init__(self, items: list[tuple[str, Path]], clip: ClipSpec, encoder: FrozenEncoder):
+        self.items = items
+        n = encoder.frames_for(clip.num_frames)
+        self.clip = clip if n == clip.num_frames else ClipSpec(n, clip.mode, clip.fps)
+        self.preprocess = encoder.preprocess
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, i: int) -> dict:
+        vid, path = self.items[i]
+        try:
+            c = decode_clip(path, self.clip)
+            return {"id": vid, "path": str(path), "frames": self.preprocess(c.frames), "times": torch.from_numpy(c.timestamps)}
+        except VideoDecodeError as e:
+            return {"id": vid, "path": str(path), "error": e.reason}
+
+
+def collate_clips(batch: list[dict]) -> dict:
+    ok = [b for b in batch if "error" not in b]
+    return {
+        "ids": [b["id"] for b in ok],
+        "frames": torch.stack([b["frames"] for b in ok]) if ok else None,
+        "times": [b["times"] for b in ok],
+        "failed": [(b["id"], b["path"], b["error"]) for b in batch if "error" in b],
+    }
+
+
+def _worker_init(_):
+    torch.set_num_threads(1)  # decode workers must not fight the encoder for cores
+
+
+class ExtractionModule(L.LightningModule):
+    def __init__(self, encoder: FrozenEncoder, autocast_dtype: str | None = "auto"):
+        super().__init__()
+        self.encoder = encoder
+        self.autocast_dtype = autocast_dtype
+
+    def predict_step(self, batch: dict, batch_idx: int) -> dict:
+        if batch["frames"] is None:
+            return {**batch, "feats": None}
+        x = batch["frames"]
+        use_amp = self.device.type == "cuda" and self.autocast_dtype is not None
+        dtype = torch.bfloat16 if self.autocast_dtype in ("auto", "bf16", "bfloat16") else torch.float16
+        with torch.autocast(self.device.type, dtype=dtype, enabled=use_amp):
+            feats = self.encoder(x)
+        return {**batch, "feats": feats.float()}
+
+
+class ShardWriterCallback(BasePredictionWriter):
+    """Each rank streams its predictions into its own shards as batches finish."""
+
+    def __init__(self, cache: FeatureCache, shard_size: int = 256):
+        super().__init__(write_interval="batch")
+        self.cache, self.shard_size = cache, shard_size
+        self._writer = None
+        self.num_written = 0
+        self.num_failed = 0
+
+    def on_predict_start(self, trainer, pl_module):
+        self._writer = self.cache.writer(rank=trainer.global_rank, shard_size=self.shard_size)
+
+    def write_on_batch_end(self, trainer, pl_module, prediction, batch_indices, batch, batch_idx, dataloader_idx=0):
+        for vid, path, reason in prediction["failed"]:
+            self._writer.fail(vid, path, reason)
+            self.num_failed += 1
+            log.warning("could not read %s (%s): %s", vid, path, reason)
+        if prediction["feats"] is not None:
+            for vid, f, t in zip(prediction["ids"], prediction["feats"], prediction["times"]):
+                self._writer.write(vid, f, t.numpy())
+                self.num_written += 1
+
+    def on_predict_end(self, trainer, pl_module):
+        self._writer.close()
+
+
+def extract_features(
+    manifest: Manifest,
+    encoder: FrozenEncoder,
+    clip: ClipSpec,
+    cache_root: str | Path,
+    dtype: str = "float16",
+    batch_size: int = 8,
+    num_workers: int = 1,
+    shard_size: int = 256,
+    trainer_kwargs: dict | None = None,
+) -> FeatureCache:
+    """Fill the cache for every video of ``manifest`` not already in it; returns the cache."""
+    cache = FeatureCache(cache_root, encoder.describe(), clip, manifest.root, dtype)
+    cache.prepare()
+    done = cache.done_ids()
+    todo = [(v, manifest.video_path(p)) for v, p in zip(manifest.videos["id"], manifest.videos["path"]) if v not in done]
+    if not todo:
+        return cache
+    log.info("extracting %d of %d videos into %s", len(todo), len(manifest), cache.dir)
+    loader = DataLoader(
+        ClipDataset(todo, clip, encoder),
+        batch_size=batch_size,
+        num_workers=num_workers,
+        collate_fn=collate_clips,
+        worker_init_fn=_worker_init if num_workers else None,
+        persistent_workers=False,
+        pin_memory=torch.cuda.is_available(),
+    )
+    writer = ShardWriterCallback(cache, shard_size)
+    kw = {"accelerator": "auto", "devices": 1, "logger": False, "enable_checkpointing": False, "enable_model_summary": False}
+    kw.update(trainer_kwargs or {})
+    trainer = L.Trainer(callbacks=[writer], **kw)
+    trainer.predict(ExtractionModule(encoder), loader, return_predictions=False)
+    return cache
+
+
+def add_cli(sub) -> None:
+    p = sub.add_parser("extract", help="encode a manifest's videos once into the feature cache")
+    p.add_argument("manifest", type=Path)
+    p.add_argument("--encoder", default="efficientnet_lite0")
+    p.add_argument("--image-size", type=int, default=None)
+    p.add_argument("--num-frames", type=int, default=16)
+    p.add_argument("--cache", type=Path, default=Path(".cache/features"))
+    p.add_argument("--batch-size", type=int, default=8)
+    p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--devices", default="1", help="devices per node for DDP, e.g. 8 or 'auto'")
+    p.set_defaults(func=_cli)
+
+
+def _cli(args) -> int:
+    from ..encoders import from_config
+
+    kw = {"image_size": args.image_size} if args.image_size else {}
+    enc = from_config(args.encoder, **kw)
+    devices = int(args.devices) if args.devices.isdigit() else args.devices
+    tk = {"devices": devices}
+    if devices != 1:
+        tk["strategy"] = "ddp"
+    cache = extract_features(Manifest.load(args.manifest), enc, ClipSpec(args.num_frames), args.cache,
+                             batch_size=args.batch_size, num_workers=args.workers, trainer_kwargs=tk)
+    fails = cache.failures()
+    print(f"cache: {cache.dir}  videos: {len(cache.done_ids())}  unreadable: {len(fails)}")
+    for r in fails.values():
+        print(f"  unreadable {r['path']}: {r['reason']}")
+    return 0

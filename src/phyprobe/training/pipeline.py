@@ -1,0 +1,125 @@
+"""train: data -> cached encoder features -> head fit -> exported scorer -> evaluation.
+
+``train.py`` only composes the Hydra config and calls :func:`train`; everything else lives here so
+that tests, sweeps and notebooks run exactly what the command line runs.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import lightning as L
+import numpy as np
+import pandas as pd
+import torch
+from hydra.utils import instantiate
+from lightning.pytorch.callbacks import ModelCheckpoint
+from omegaconf import DictConfig, OmegaConf
+
+from ..data.magnitudes import normalise_magnitudes
+from ..data.manifest import Manifest
+from ..features.cache import FeatureCache
+from ..features.extract import extract_features
+from ..head import PhyProbeHead
+from ..io.video import ClipSpec
+from ..runinfo import atomic_write_json, save_run_info
+from ..scorer import export_scorer
+from .data import PairFeatureDataModule
+from .module import PhyProbeModule
+
+log = logging.getLogger(__name__)
+
+
+def load_feature_table(cache: FeatureCache, manifest: Manifest) -> tuple[torch.Tensor, dict[str, int], Manifest, list[dict]]:
+    """All cached features of ``manifest`` as one (N, T', D) tensor, in the manifest's video order.
+
+    Videos that could not be decoded are dropped *loudly*: each is logged and returned in the
+    skipped list, and pairs that reference them are removed.
+    """
+    feats = cache.load(manifest.videos["id"])
+    failures = cache.failures()
+    skipped = []
+    for vid, path in zip(manifest.videos["id"], manifest.videos["path"]):
+        if vid not in feats:
+            reason = failures.get(vid, {}).get("reason", "missing from the feature cache")
+            skipped.append({"id": vid, "path": path, "reason": reason})
+            log.warning("excluding video %s (%s): %s", vid, path, reason)
+    keep = manifest.videos["id"].isin(feats.keys())
+    videos = manifest.videos[keep].reset_index(drop=True)
+    ids = set(videos["id"])
+    pairs = manifest.pairs[manifest.pairs["a"].isin(ids) & manifest.pairs["b"].isin(ids)].reset_index(drop=True)
+    table = torch.from_numpy(np.stack([feats[v] for v in videos["id"]]))
+    row_of = {v: i for i, v in enumerate(videos["id"])}
+    return table, row_of, Manifest(videos=videos, pairs=pairs, root=manifest.root), skipped
+
+
+@torch.inference_mode()
+def score_features(head: PhyProbeHead, feats: torch.Tensor, batch: int = 1024) -> np.ndarray:
+    head.eval()
+    return torch.cat([head(feats[i : i + batch].float()) for i in range(0, len(feats), batch)]).numpy()
+
+
+def anchors_of(videos: pd.DataFrame) -> np.ndarray:
+    return videos["anchor"].astype(float).to_numpy()
+
+
+def train(cfg: DictConfig) -> dict:
+    """Run one training job described by ``cfg``; returns the evaluation metrics."""
+    out = Path(cfg.paths.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    L.seed_everything(cfg.seed, workers=True)
+    save_run_info(out, OmegaConf.to_container(cfg, resolve=True), cfg.seed)
+
+    manifest: Manifest = instantiate(cfg.data.source)
+    encoder = instantiate(cfg.backbone)
+    clip = ClipSpec(**cfg.clip)
+    cache = extract_features(manifest, encoder, clip, cfg.paths.cache_dir, dtype=cfg.feature_dtype, **cfg.extract)
+    feats, row_of, manifest, skipped = load_feature_table(cache, manifest)
+    if skipped:
+        atomic_write_json(out / "skipped_videos.json", skipped)
+        log.warning("%d unreadable videos excluded; see %s", len(skipped), out / "skipped_videos.json")
+
+    train_m, val_m = manifest.split(*cfg.data.train_splits), manifest.split(*cfg.data.val_splits)
+    if train_m.pairs.empty:
+        raise ValueError(f"no training pairs in splits {list(cfg.data.train_splits)} of {manifest.root}")
+    head = PhyProbeHead(encoder.feature_dim, stats=tuple(cfg.pooling.stats), hidden=cfg.head.hidden, dropout=cfg.head.dropout)
+    train_rows = [row_of[v] for v in train_m.videos["id"]]
+    head.fit_normalisation(feats[train_rows].float())
+    log.info("head: %d parameters on %d-d pooled input", head.num_parameters(), head.pool.out_dim(encoder.feature_dim))
+
+    dm = PairFeatureDataModule(feats, row_of, train_m.pairs, val_m.pairs if not val_m.pairs.empty else train_m.pairs,
+                               normalise_magnitudes(manifest.videos, cfg.data.magnitude_transform),
+                               anchors_of(manifest.videos), batch_size=cfg.optim.batch_size)
+    module = PhyProbeModule(head, instantiate(cfg.loss), lr=cfg.optim.lr, weight_decay=cfg.optim.weight_decay,
+                            warmup_steps=cfg.optim.warmup_steps)
+    ckpt = ModelCheckpoint(dirpath=out / "checkpoints", monitor="val/loss", mode="min", save_last=True, save_top_k=1)
+    trainer: L.Trainer = instantiate(cfg.trainer, logger=instantiate(cfg.logger), callbacks=[ckpt])
+    trainer.fit(module, datamodule=dm)
+    if ckpt.best_model_path:
+        state = torch.load(ckpt.best_model_path, map_location="cpu", weights_only=True)["state_dict"]
+        module.load_state_dict(state)
+    head = module.head.cpu().eval()
+
+    raw = score_features(head, feats)
+    scores = manifest.videos.assign(raw_score=raw, score=np.clip(raw, 0.0, 1.0))
+    scores_csv = out / "scores.csv"
+    scores[["id", "path", "split", "source", "raw_score", "score"]].to_csv(scores_csv, index=False, float_format="%.8g")
+
+    head_cfg = {"feature_dim": encoder.feature_dim, "stats": list(cfg.pooling.stats), "hidden": cfg.head.hidden, "dropout": cfg.head.dropout}
+    scorer_dir = export_scorer(out / "scorer", encoder, head, clip, cfg.feature_dtype, head_cfg,
+                               extra={"training": {"run_dir": str(out), "seed": cfg.seed, "num_train_pairs": len(train_m.pairs),
+                                                   "feature_cache": str(cache.dir)}})
+    log.info("scorer exported to %s", scorer_dir)
+
+    from .evaluation import evaluate_splits
+
+    metrics = evaluate_splits(manifest, dict(zip(scores["id"], raw)), cfg.eval.benchmarks)
+    metrics["run"] = {"output_dir": str(out), "skipped_videos": len(skipped), "num_videos": len(manifest),
+                      "head_parameters": head.num_parameters()}
+    atomic_write_json(out / "metrics.json", metrics)
+    if cfg.eval.report:
+        from ..eval.report import write_report
+
+        write_report(metrics, scores.assign(metadata=manifest.videos["metadata"]), out)
+    return metrics
