@@ -198,6 +198,8 @@ def _clean(row: dict, fields: tuple[str, ...]) -> dict:
         v = row.get(k)
         if isinstance(v, float) and math.isnan(v):
             v = None
+        if k == "anchor" and v is not None:
+            v = int(v)  # pandas turns a column with nulls into floats
         out[k] = v
     return out
 

@@ -1,0 +1,70 @@
+import math
+
+import torch
+
+from phyprobe.losses import PhyProbeLoss, bradley_terry_loss, calibration_loss, magnitude_loss
+
+
+def softplus(x):
+    return math.log1p(math.exp(x))
+
+
+def test_bradley_terry_hard_labels_match_hand_computed():
+    # -log σ(d) = softplus(-d); -log(1 - σ(d)) = softplus(d)
+    s_a, s_b = torch.tensor([1.0, 0.0]), torch.tensor([0.0, 2.0])
+    got = bradley_terry_loss(s_a, s_b, torch.tensor([1.0, 0.0]))
+    want = (softplus(-1.0) + softplus(-2.0)) / 2
+    assert math.isclose(got.item(), want, rel_tol=1e-6)
+
+
+def test_bradley_terry_tie_label_is_minimised_at_equal_scores():
+    # Label 0.5: loss = 0.5·softplus(-d) + 0.5·softplus(d), minimum log 2 at d = 0, zero gradient there.
+    s_a = torch.tensor([0.3], requires_grad=True)
+    s_b = torch.tensor([0.3])
+    loss = bradley_terry_loss(s_a, s_b, torch.tensor([0.5]))
+    loss.backward()
+    assert math.isclose(loss.item(), math.log(2), rel_tol=1e-6)
+    assert abs(s_a.grad.item()) < 1e-7
+    # Away from equality the tie loss grows and its gradient pulls the scores back together.
+    s_a2 = torch.tensor([1.3], requires_grad=True)
+    loss2 = bradley_terry_loss(s_a2, s_b, torch.tensor([0.5]))
+    loss2.backward()
+    assert math.isclose(loss2.item(), 0.5 * softplus(-1.0) + 0.5 * softplus(1.0), rel_tol=1e-6)
+    assert s_a2.grad.item() > 0  # gradient descent lowers s_a towards s_b
+
+
+def test_bradley_terry_weights():
+    s_a, s_b = torch.tensor([1.0, -1.0]), torch.tensor([0.0, 0.0])
+    got = bradley_terry_loss(s_a, s_b, torch.tensor([1.0, 1.0]), torch.tensor([3.0, 1.0]))
+    want = (3 * softplus(-1.0) + 1 * softplus(1.0)) / 4
+    assert math.isclose(got.item(), want, rel_tol=1e-6)
+
+
+def test_huber_magnitude_masks_unknown_and_switches_regime():
+    s = torch.tensor([0.05, 0.3, 0.7])
+    mag = torch.tensor([0.0, 0.0, float("nan")])
+    got, n = magnitude_loss(s, mag, delta=0.1)
+    # |0.05| <= δ: 0.5·0.05² = 0.00125; |0.3| > δ: δ·(0.3 − δ/2) = 0.025
+    assert n == 2
+    assert math.isclose(got.item(), (0.00125 + 0.025) / 2, rel_tol=1e-6)
+
+
+def test_calibration_only_on_anchors():
+    s = torch.tensor([0.2, 0.9, 5.0])
+    anchor = torch.tensor([0.0, 1.0, float("nan")])
+    got, n = calibration_loss(s, anchor)
+    assert n == 2
+    assert math.isclose(got.item(), (0.04 + 0.01) / 2, rel_tol=1e-6)
+    empty, n0 = calibration_loss(s, torch.full((3,), float("nan")))
+    assert n0 == 0 and empty.item() == 0.0
+
+
+def test_total_is_weighted_sum_and_lambda_zero_removes_term():
+    s_a, s_b = torch.tensor([0.8]), torch.tensor([0.1])
+    items = torch.cat([s_a, s_b])
+    mag, anchor = torch.tensor([1.0, 0.0]), torch.tensor([1.0, 0.0])
+    args = (s_a, s_b, torch.tensor([1.0]), torch.tensor([1.0]), mag, anchor, items)
+    full = PhyProbeLoss(1.0, 2.0, 3.0)(*args)
+    assert math.isclose(full["loss"].item(), full["rank"].item() + 2 * full["mag"].item() + 3 * full["cal"].item(), rel_tol=1e-6)
+    no_cal = PhyProbeLoss(1.0, 2.0, 0.0)(*args)
+    assert math.isclose(no_cal["loss"].item(), no_cal["rank"].item() + 2 * no_cal["mag"].item(), rel_tol=1e-6)

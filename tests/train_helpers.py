@@ -1,0 +1,26 @@
+"""Compose the real Hydra configs (as train.py does) with toy-size overrides."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hydra import compose, initialize_config_dir
+from omegaconf import DictConfig
+
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+
+TOY = [
+    "backbone.image_size=64",
+    "clip.num_frames=4",
+    "trainer.max_epochs=2",
+    "trainer.enable_progress_bar=false",
+    "trainer.log_every_n_steps=1",
+    "optim.batch_size=8",
+    "extract.batch_size=8",
+    "extract.num_workers=0",
+]
+
+
+def compose_train(tmp_path: Path, overrides: list[str], config_name: str = "train") -> DictConfig:
+    with initialize_config_dir(version_base="1.3", config_dir=str(CONFIGS)):
+        return compose(config_name, overrides=[f"paths.output_dir={tmp_path}", *overrides])
