@@ -17,8 +17,8 @@ from train_helpers import TOY, compose_train
 @pytest.fixture(scope="module")
 def toy_run(toy_manifest, tmp_path_factory):
     out = tmp_path_factory.mktemp("run")
-    cfg = compose_train(out, [*TOY, "data=manifest", f"data.source.path={toy_manifest}", "eval.benchmarks=[]",
-                              "eval.report=false", f"paths.cache_dir={out / 'cache'}"])
+    cfg = compose_train(out, [*TOY, "data=manifest", f"data.source.path={toy_manifest}", "eval.report=false",
+                              f"paths.cache_dir={out / 'cache'}"])
     train(cfg)
     return out
 

@@ -1,34 +1,103 @@
-"""Evaluate a run's scores on the held-out parts of its own data, one entry per benchmark spec."""
+"""Evaluate a run on the held-out parts of its own data, for the model and the same-encoder baselines."""
 
 from __future__ import annotations
 
 import logging
-from typing import Iterable, Mapping
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+import pandas as pd
+import torch
 
 from ..data.manifest import Manifest
+from ..eval.protocols import flatten_metrics, load_benchmark
 
 log = logging.getLogger(__name__)
 
+# Figures shown in the run's headline table, when the benchmark has them.
+HEADLINE = (
+    "same_scene_accuracy_severity_ge_0.5",
+    "same_scene_accuracy",
+    "cross_scene_accuracy",
+    "gen_gen_accuracy",
+    "real_real_median_gap",
+    "median_score_plausible",
+    "median_score_severity_ge_0.8",
+    "auroc_plausible_vs_violated",
+    "score_range.share_outside_01",
+    "quality_outscores_violation_severity_ge_0.5",
+)
 
-def subset(manifest: Manifest, splits: Iterable[str], sources: Iterable[str] | None = None) -> Manifest:
-    m = manifest.split(*splits)
-    if sources:
-        keep = m.videos["source"].isin(list(sources))
-        ids = set(m.videos["id"][keep])
-        m = Manifest(videos=m.videos[keep].reset_index(drop=True),
-                     pairs=m.pairs[m.pairs["a"].isin(ids) & m.pairs["b"].isin(ids)].reset_index(drop=True), root=m.root)
-    return m
 
-
-def evaluate_splits(manifest: Manifest, scores: Mapping[str, float], benchmarks: Iterable[Mapping]) -> dict:
-    """``benchmarks``: dicts with ``name``, ``splits``, ``protocol``, optional ``sources`` and ``kwargs``."""
-    from ..eval.protocols import evaluate
-
+def evaluate_run(manifest: Manifest, scores: Mapping[str, float], benchmarks: Mapping[str, Mapping], n_boot: int = 1000) -> dict:
+    """``{benchmark: {protocol: figures}}``; each benchmark config's split/where applied to ``manifest``."""
     out = {}
-    for b in benchmarks:
-        m = subset(manifest, b["splits"], b.get("sources"))
+    for name, cfg in benchmarks.items():
+        bench = load_benchmark(dict(cfg))
+        m = bench.restrict(manifest)
         if m.videos.empty:
-            log.warning("benchmark %s: no videos in splits %s", b["name"], list(b["splits"]))
+            log.warning("benchmark %s: no videos of this run's data match split=%s where=%s", name, bench.split, bench.where)
             continue
-        out[b["name"]] = evaluate(m, {v: scores[v] for v in m.videos["id"]}, b["protocol"], **dict(b.get("kwargs") or {}))
+        out[name] = bench.evaluate({v: scores[v] for v in m.videos["id"]}, manifest=m, n_boot=n_boot)
     return out
+
+
+def surprisal_scores(feats: torch.Tensor, fit_rows: list[int], context: int = 2) -> dict[str, np.ndarray]:
+    """Same-encoder feature surprisal (max and mean over time), fitted on the given plausible clips."""
+    from ..baselines.surprisal import SurprisalBaseline
+
+    base = SurprisalBaseline(context=context).fit([feats[i].float().numpy() for i in fit_rows])
+    per = [base.score(feats[i].float().numpy()) for i in range(len(feats))]
+    return {k: np.array([p[k] for p in per]) for k in ("max", "mean")}
+
+
+def headline_table(results: Mapping[str, Mapping[str, Mapping]]) -> list[str]:
+    """Markdown rows: one per (evaluator, benchmark), the headline figures with their intervals."""
+    lines = ["| evaluator | benchmark | " + " | ".join(f"`{h}`" for h in HEADLINE) + " |",
+             "|---|---|" + "---|" * len(HEADLINE)]
+    for evaluator, per_bench in results.items():
+        for bench, res in per_bench.items():
+            flat = {k.split(".", 1)[1] if "." in k else k: v for k, v in flatten_metrics(res).items()}
+            cells = []
+            for h in HEADLINE:
+                leaf = flat.get(h) or flat.get(f"quality_confound.{h}")
+                if not leaf or leaf.get("value") is None:
+                    cells.append("")
+                elif leaf.get("low") is None:
+                    cells.append(f"{leaf['value']:.3f}")
+                else:
+                    cells.append(f"{leaf['value']:.3f} [{leaf['low']:.3f}, {leaf['high']:.3f}] n={leaf['n']}")
+            lines.append(f"| {evaluator} | {bench} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def write_run_report(out: Path, metrics: dict, scores: pd.DataFrame, manifest: Manifest,
+                     benchmarks: Mapping[str, Mapping], main: str) -> Path:
+    """``report.md``: the headline table for every benchmark and baseline, then the full report
+    (plots and every figure) of ``main``; the other benchmarks get their own page under ``reports/``."""
+    from ..eval.report import write_report
+
+    evaluators = {"phyprobe": metrics["benchmarks"], **{f"baseline: {k}": v for k, v in metrics.get("baselines", {}).items()}}
+    main_text, pages = "", {}
+    for name, res in metrics["benchmarks"].items():
+        ids = set(load_benchmark(dict(benchmarks[name])).restrict(manifest).videos["id"])
+        target = out / "_main" if name == main else out / "reports" / name
+        page = write_report(res, scores[scores["id"].isin(ids)], target, title=f"phyprobe on {name}")
+        if name == main:
+            # The main page's plots live beside report.md; keep their relative links valid.
+            for png in target.glob("*.png"):
+                png.replace(out / png.name)
+            main_text = page.read_text().replace("# phyprobe on", "## Main benchmark: phyprobe on", 1)
+            page.unlink()
+            target.rmdir()
+        else:
+            pages[name] = page.relative_to(out)
+    head = ["# phyprobe run report", "", f"Run directory: `{out}`. Raw scores (before clipping) are evaluated; "
+            "intervals are 95 % percentile bootstrap. Baselines use the same encoder's features.", "",
+            "## Headline figures", "", *headline_table(evaluators), ""]
+    if pages:
+        head += ["Per-benchmark pages: " + ", ".join(f"[{k}]({v})" for k, v in pages.items()), ""]
+    path = out / "report.md"
+    path.write_text("\n".join(head) + "\n" + main_text, encoding="utf-8")
+    return path

@@ -1,0 +1,68 @@
+"""eval.py's job: score one benchmark with an exported scorer or an external evaluator's CSV.
+
+Scores from our scorer go through the same feature cache and head path as training, so a scorer
+evaluated here reproduces the figures of the run that produced it. External scores (VideoScore2,
+VideoPhy2-AutoEval, VisionReward, ...) are read from a ``video,score`` CSV and evaluated under the
+identical protocol, so every evaluator sits in the same table.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+from omegaconf import DictConfig, OmegaConf
+
+from ..runinfo import atomic_write_json, save_run_info
+from .protocols import load_benchmark
+
+log = logging.getLogger(__name__)
+
+
+def scorer_scores(scorer_dir: str | Path, manifest, cache_dir: str | Path, extract: dict) -> dict[str, float]:
+    """Raw scores of every readable video of ``manifest`` (unreadable ones are reported and left out)."""
+    from ..features.extract import extract_features
+    from ..scorer import Scorer
+    from ..training.pipeline import load_feature_table, score_features
+
+    scorer = Scorer.from_pretrained(scorer_dir)
+    cache = extract_features(manifest, scorer.encoder, scorer.clip, cache_dir,
+                             dtype=str(scorer.feature_dtype).replace("torch.", ""), **extract)
+    feats, _, kept, skipped = load_feature_table(cache, manifest)
+    for s in skipped:
+        log.warning("not scored: %s (%s)", s["path"], s["reason"])
+    return dict(zip(kept.videos["id"], score_features(scorer.head, feats)))
+
+
+def run_eval(cfg: DictConfig) -> dict:
+    out = Path(cfg.paths.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    save_run_info(out, OmegaConf.to_container(cfg, resolve=True), seed=cfg.seed)
+    bench = load_benchmark(OmegaConf.to_container(cfg.benchmark, resolve=True))
+    manifest = bench.load_manifest()
+    sources = [k for k in ("scorer", "run", "scores_csv") if cfg.get(k)]
+    if len(sources) != 1:
+        raise ValueError(f"give exactly one of scorer=DIR, run=RUN_DIR or scores_csv=FILE (got {sources or 'none'})")
+    if cfg.get("scores_csv"):
+        from .external import read_external_scores
+
+        scores = read_external_scores(cfg.scores_csv, manifest, higher_means=cfg.higher_means)
+        evaluator = str(cfg.scores_csv)
+    else:
+        scorer_dir = Path(cfg.scorer) if cfg.get("scorer") else Path(cfg.run) / "scorer"
+        scores = scorer_scores(scorer_dir, manifest, cfg.paths.cache_dir, OmegaConf.to_container(cfg.extract))
+        evaluator = str(scorer_dir)
+    metrics = {"benchmark": bench.name, "evaluator": evaluator, "direction": bench.direction,
+               "results": bench.evaluate(scores, manifest=manifest, n_boot=cfg.n_boot, seed=cfg.seed)}
+    atomic_write_json(out / "metrics.json", metrics)
+    table = manifest.videos[manifest.videos["id"].isin(scores.keys())].copy()
+    table["raw_score"] = [scores[v] for v in table["id"]]
+    table["score"] = np.clip(table["raw_score"], 0.0, 1.0)
+    table[["id", "path", "raw_score", "score"]].to_csv(out / "scores.csv", index=False, float_format="%.8g")
+    if cfg.report:
+        from .report import write_report
+
+        write_report(metrics["results"], table, out, title=f"{evaluator} on {bench.name}")
+    log.info("wrote %s", out / "metrics.json")
+    return metrics
