@@ -27,7 +27,7 @@ class FrozenEncoder(nn.Module):
     """A pretrained video or frame encoder that is never trained.
 
     Subclasses implement :meth:`forward_features` on preprocessed clips (B, T, 3, H, W) and return
-    (B, T // frames_per_step, feature_dim). The module is put in eval mode, its parameters never
+    (B, num_steps(T), feature_dim). The module is put in eval mode, its parameters never
     require gradients, and ``train()`` cannot switch it back: batch-norm statistics of a frozen
     encoder must not drift while the head trains.
     """
@@ -56,6 +56,10 @@ class FrozenEncoder(nn.Module):
     def frames_for(self, num_frames: int) -> int:
         """Frames the encoder must be fed for a clip of ``num_frames`` (some need 4k+1 or even T)."""
         return num_frames
+
+    def num_steps(self, num_frames: int) -> int:
+        """Feature time steps for ``num_frames`` input frames (not a plain quotient for causal VAEs)."""
+        return num_frames // self.frames_per_step
 
     def forward_features(self, clips: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError
