@@ -47,3 +47,12 @@ def toy_manifest(tmp_path_factory):
     root = tmp_path_factory.mktemp("toy_manifest")
     write_toy_manifest(root)
     return root
+
+
+@pytest.fixture(scope="session")
+def tiny_world(tmp_path_factory):
+    """A real (tiny) physics-world build: 16 scenes + 4 real-footage segments, shared by the session."""
+    from phyprobe.world.build import build_world
+
+    out = tmp_path_factory.mktemp("world")
+    return build_world(out / "world", num_scenes=16, seed=0, workers=1, progress=False, num_real_segments=4)

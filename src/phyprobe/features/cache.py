@@ -11,16 +11,21 @@ Layout of one cache directory::
     shard-r00-000000.tar              webdataset shard: <key>.feats.npy, <key>.times.npy, <key>.json
     shard-r00-000000.ids.json         ids in that shard (written before the tar is renamed into place)
     failures-r00.jsonl                videos that could not be decoded, with the reason
+    lock-r00                          held (flock) by the process writing rank 0's shards
 
 A shard becomes visible only by an atomic rename once complete, so a killed extraction leaves no
-half shard and a rerun re-extracts exactly the videos that are missing.
+half shard and a rerun re-extracts exactly the videos that are missing. The ``.tar.tmp`` a killed
+writer leaves behind is deleted by the next writer of that rank, which holds the rank's lock and so
+knows nobody else is still writing it. Shards are plain (uncompressed) tars, which lets
+:mod:`.table` read any one video's features in place with a single ``pread``.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
-
 import json
+import logging
 import os
 import re
 from pathlib import Path
@@ -31,6 +36,8 @@ import torch
 import webdataset as wds
 
 from ..io.video import ClipSpec
+
+log = logging.getLogger(__name__)
 
 
 def cache_key(encoder_desc: dict, clip: ClipSpec, dtype: str, manifest_root: str | os.PathLike) -> str:
@@ -63,8 +70,7 @@ class FeatureCache:
             _atomic_write_text(spec_file, json.dumps(self.spec, indent=2, sort_keys=True))
 
     def shards(self) -> list[Path]:
-        """Complete shards (tar and id list both present), in name order."""
-        return sorted(p for p in self.dir.glob("shard-*.tar") if p.with_suffix(".ids.json").exists())
+        return published_shards(self.dir)
 
     def done_ids(self) -> set[str]:
         done: set[str] = set()
@@ -73,7 +79,7 @@ class FeatureCache:
         return done
 
     def failures(self) -> dict[str, dict]:
-        """id -> {path, reason} for every video that failed to decode (latest record wins)."""
+        """id -> {path, reason, stat} for every video that failed to decode (latest record wins)."""
         out: dict[str, dict] = {}
         for f in sorted(self.dir.glob("failures-*.jsonl")):
             for line in f.read_text().splitlines():
@@ -81,6 +87,14 @@ class FeatureCache:
                     r = json.loads(line)
                     out[r["id"]] = r
         return out
+
+    def known_failures(self, paths: dict[str, Path]) -> set[str]:
+        """Ids whose recorded failure still holds: the file is unchanged (or still missing) since.
+
+        A warm run must decode nothing, so a corrupt file is not retried on every run; replacing
+        the file (new size or mtime) makes it eligible again.
+        """
+        return {vid for vid, r in self.failures().items() if vid in paths and r.get("stat", False) == file_stat(paths[vid])}
 
     def writer(self, rank: int = 0, shard_size: int = 256) -> "ShardWriter":
         self.prepare()
@@ -106,21 +120,60 @@ class FeatureCache:
         return out
 
 
+def published_shards(directory: Path) -> list[Path]:
+    """Complete shards (tar and id list both present), in name order."""
+    return sorted(p for p in directory.glob("shard-*.tar") if p.with_suffix(".ids.json").exists())
+
+
+def file_stat(path: Path) -> list[int] | None:
+    """(size, mtime_ns) of a file, None if it is missing: enough to notice it was replaced."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns]
+
+
 class ShardWriter:
-    """Writes samples for one rank into size-capped shards, each published atomically."""
+    """Writes samples for one rank into size-capped shards, each published atomically.
+
+    The writer holds the rank's lock for its lifetime. Ids already published (by an earlier run,
+    or by a concurrent job that got the lock first) are not written again, so every id lives in
+    exactly one shard.
+    """
 
     def __init__(self, directory: Path, rank: int, shard_size: int, dtype: str):
         self.dir, self.rank, self.shard_size, self.dtype = directory, rank, shard_size, dtype
-        existing = sorted(directory.glob(f"shard-r{rank:02d}-*.tar*"))
-        self._seq = 1 + max((int(p.name.split("-")[2][:6]) for p in existing), default=-1)
+        self._lock = open(directory / f"lock-r{rank:02d}", "a")
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log.warning("another process is writing rank %d shards of %s; waiting for it", rank, directory)
+            fcntl.flock(self._lock, fcntl.LOCK_EX)
+        self._remove_leftovers()
+        mine = [p for p in published_shards(directory) if p.name.startswith(f"shard-r{rank:02d}-")]
+        self._seq = 1 + max((int(p.name.split("-")[2][:6]) for p in mine), default=-1)
+        self._published = {v for p in published_shards(directory) for v in json.loads(p.with_suffix(".ids.json").read_text())}
         self._sink: wds.TarWriter | None = None
         self._ids: list[str] = []
         self._failures = open(directory / f"failures-r{rank:02d}.jsonl", "a", encoding="utf-8")
+
+    def _remove_leftovers(self) -> None:
+        """What a killed writer of this rank left: a half-written tar, or an id list whose tar never landed."""
+        prefix = f"shard-r{self.rank:02d}-"
+        for p in self.dir.glob(prefix + "*.tmp"):
+            log.info("removing %s left by an interrupted extraction", p.name)
+            p.unlink()
+        for ids in self.dir.glob(prefix + "*.ids.json"):
+            if not ids.with_name(ids.name.replace(".ids.json", ".tar")).exists():
+                ids.unlink()
 
     def _path(self) -> Path:
         return self.dir / f"shard-r{self.rank:02d}-{self._seq:06d}.tar"
 
     def write(self, video_id: str, feats: torch.Tensor | np.ndarray, times: np.ndarray) -> None:
+        if video_id in self._published:
+            return
         if self._sink is None:
             self._sink = wds.TarWriter(str(self._path()) + ".tmp")
         arr = feats.detach().float().cpu().numpy() if isinstance(feats, torch.Tensor) else np.asarray(feats)
@@ -133,11 +186,13 @@ class ShardWriter:
             }
         )
         self._ids.append(video_id)
+        self._published.add(video_id)
         if len(self._ids) >= self.shard_size:
             self.flush()
 
     def fail(self, video_id: str, path: str, reason: str) -> None:
-        self._failures.write(json.dumps({"id": video_id, "path": path, "reason": reason}) + "\n")
+        record = {"id": video_id, "path": path, "reason": reason, "stat": file_stat(Path(path))}
+        self._failures.write(json.dumps(record) + "\n")
         self._failures.flush()
 
     def flush(self) -> None:
@@ -153,10 +208,12 @@ class ShardWriter:
     def close(self) -> None:
         self.flush()
         self._failures.close()
+        self._lock.close()  # releases the flock
 
 
 def _atomic_write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
+    """Temp file + rename; the temp name is per process because DDP ranks write spec.json together."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     tmp.write_text(text)
     os.replace(tmp, path)
 

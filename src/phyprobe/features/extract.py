@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 from pathlib import Path
 
 import lightning as L
@@ -59,11 +60,32 @@ def _worker_init(_):
     torch.set_num_threads(1)  # decode workers must not fight the encoder for cores
 
 
+def default_encoder_threads(num_workers: int, processes: int = 1) -> int:
+    """CPU threads for the encoder: the cores each process has left once its decode workers have one
+    (never more than torch is already allowed, e.g. by OMP_NUM_THREADS).
+
+    OpenMP threads that share cores with busy decode workers (or each other) wait at every
+    barrier; on a small CPU oversubscription costs far more than the idle core it would fill.
+    """
+    return max(1, min(torch.get_num_threads(), len(os.sched_getaffinity(0)) // processes - num_workers))
+
+
 class ExtractionModule(L.LightningModule):
-    def __init__(self, encoder: FrozenEncoder, autocast_dtype: str | None = "auto"):
+    def __init__(self, encoder: FrozenEncoder, autocast_dtype: str | None = "auto", cpu_threads: int | None = None):
         super().__init__()
         self.encoder = encoder
         self.autocast_dtype = autocast_dtype
+        self.cpu_threads = cpu_threads
+        self._threads_before = None
+
+    def on_predict_start(self) -> None:
+        if self.device.type == "cpu" and self.cpu_threads:  # set in each rank: spawned ranks start fresh
+            self._threads_before = torch.get_num_threads()
+            torch.set_num_threads(self.cpu_threads)
+
+    def on_predict_end(self) -> None:
+        if self._threads_before:
+            torch.set_num_threads(self._threads_before)
 
     def predict_step(self, batch: dict, batch_idx: int) -> dict:
         if batch["frames"] is None:
@@ -73,7 +95,7 @@ class ExtractionModule(L.LightningModule):
         dtype = torch.bfloat16 if self.autocast_dtype in ("auto", "bf16", "bfloat16") else torch.float16
         with torch.autocast(self.device.type, dtype=dtype, enabled=use_amp):
             feats = self.encoder(x)
-        return {**batch, "feats": feats.float()}
+        return {**batch, "feats": feats.float().cpu()}  # one device->host copy per batch, not per video
 
 
 class ShardWriterCallback(BasePredictionWriter):
@@ -113,12 +135,21 @@ def extract_features(
     num_workers: int = 1,
     shard_size: int = 256,
     trainer_kwargs: dict | None = None,
+    encoder_threads: int | None = None,
 ) -> FeatureCache:
-    """Fill the cache for every video of ``manifest`` not already in it; returns the cache."""
+    """Fill the cache for every video of ``manifest`` not already in it; returns the cache.
+
+    ``encoder_threads`` (CPU only): torch threads per rank; None leaves each rank's decode workers
+    a core of their own (:func:`default_encoder_threads`).
+
+    Leaves the global RNG as it found it (iterating a DataLoader draws a seed), so a run on a warm
+    cache trains exactly like the cold run that filled it.
+    """
     cache = FeatureCache(cache_root, encoder.describe(), clip, manifest.root, dtype)
     cache.prepare()
-    done = cache.done_ids()
-    todo = [(v, manifest.video_path(p)) for v, p in zip(manifest.videos["id"], manifest.videos["path"]) if v not in done]
+    paths = {v: manifest.video_path(p) for v, p in zip(manifest.videos["id"], manifest.videos["path"])}
+    skip = cache.done_ids() | cache.known_failures(paths)
+    todo = [(v, p) for v, p in paths.items() if v not in skip]
     if not todo:
         return cache
     log.info("extracting %d of %d videos into %s", len(todo), len(manifest), cache.dir)
@@ -134,8 +165,10 @@ def extract_features(
     writer = ShardWriterCallback(cache, shard_size)
     kw = {"accelerator": "auto", "devices": 1, "logger": False, "enable_checkpointing": False, "enable_model_summary": False}
     kw.update(trainer_kwargs or {})
-    trainer = L.Trainer(callbacks=[writer], **kw)
-    trainer.predict(ExtractionModule(encoder), loader, return_predictions=False)
+    with torch.random.fork_rng(devices=[]):
+        trainer = L.Trainer(callbacks=[writer], **kw)
+        threads = encoder_threads or default_encoder_threads(num_workers, processes=trainer.num_devices)
+        trainer.predict(ExtractionModule(encoder, cpu_threads=threads), loader, return_predictions=False)
     return cache
 
 

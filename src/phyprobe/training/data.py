@@ -1,4 +1,9 @@
-"""Pairs of cached clip features for the head: everything in memory, indexed by row."""
+"""Pairs of cached clip features for the head, indexed by row of a feature table.
+
+The table is either an in-memory tensor or a :class:`~phyprobe.features.table.ShardFeatureTable`
+reading rows in place from the cache (``data.streaming``); both index the same way, so the pairs,
+batches and shuffling are identical.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,9 @@ import pandas as pd
 import torch
 from torch.utils.data import DataLoader, Dataset
 
+from ..features.table import ShardFeatureTable
+from ..head import PhyProbeHead
+
 
 class PairFeatureDataset(Dataset):
     """Item = both clips' features, the pair label and weight, and each clip's magnitude/anchor.
@@ -16,7 +24,7 @@ class PairFeatureDataset(Dataset):
     in at least one pair, so L_mag and L_cal see it without a second data stream.
     """
 
-    def __init__(self, feats: torch.Tensor, pair_idx: np.ndarray, labels: np.ndarray, weights: np.ndarray,
+    def __init__(self, feats: torch.Tensor | ShardFeatureTable, pair_idx: np.ndarray, labels: np.ndarray, weights: np.ndarray,
                  magnitude: np.ndarray, anchor: np.ndarray):
         self.feats = feats
         self.a = torch.as_tensor(pair_idx[:, 0], dtype=torch.long)
@@ -42,8 +50,31 @@ def pair_arrays(pairs: pd.DataFrame, row_of: dict[str, int]) -> tuple[np.ndarray
     return idx, pairs["label"].to_numpy(np.float32), pairs["weight"].to_numpy(np.float32)
 
 
+@torch.no_grad()
+def fit_normalisation_streamed(head: PhyProbeHead, feats: torch.Tensor | ShardFeatureTable, rows, batch: int = 256) -> None:
+    """``head.fit_normalisation`` in chunks: pooled moments merged in float64, never all in memory.
+
+    Same statistics as the in-memory fit up to float rounding (Chan et al.'s pairwise merge).
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    n, mean, m2 = 0, None, None
+    for i in range(0, len(rows), batch):
+        x = head.pool(feats[rows[i : i + batch]].float()).double()
+        k, mu = len(x), x.mean(0)
+        sq = ((x - mu) ** 2).sum(0)
+        if mean is None:
+            n, mean, m2 = k, mu, sq
+        else:
+            delta = mu - mean
+            mean = mean + delta * k / (n + k)
+            m2 = m2 + sq + delta**2 * n * k / (n + k)
+            n += k
+    head.in_mean.copy_(mean.float())
+    head.in_std.copy_((m2 / n).sqrt().float().clamp_min(1e-4))
+
+
 class PairFeatureDataModule(L.LightningDataModule):
-    def __init__(self, feats: torch.Tensor, row_of: dict[str, int], train_pairs: pd.DataFrame, val_pairs: pd.DataFrame,
+    def __init__(self, feats: torch.Tensor | ShardFeatureTable, row_of: dict[str, int], train_pairs: pd.DataFrame, val_pairs: pd.DataFrame,
                  magnitude: np.ndarray, anchor: np.ndarray, batch_size: int = 256, num_workers: int = 0):
         super().__init__()
         self.feats, self.row_of = feats, row_of

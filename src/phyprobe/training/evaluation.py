@@ -44,9 +44,18 @@ def evaluate_run(manifest: Manifest, scores: Mapping[str, float], benchmarks: Ma
 
 
 def surprisal_scores(feats: torch.Tensor, fit_rows: list[int], context: int = 2) -> dict[str, np.ndarray]:
-    """Same-encoder feature surprisal (max and mean over time), fitted on the given plausible clips."""
+    """Same-encoder feature surprisal (max and mean over time), fitted on the given plausible clips.
+
+    The context shrinks for encoders with few time steps (V-JEPA 2 halves T); with a single step
+    there is nothing to predict and no baseline is returned.
+    """
     from ..baselines.surprisal import SurprisalBaseline
 
+    steps = feats[0].shape[0]
+    if steps < 2:
+        log.warning("surprisal baseline skipped: %d feature step(s) per clip, nothing to predict", steps)
+        return {}
+    context = min(context, steps - 1)
     base = SurprisalBaseline(context=context).fit([feats[i].float().numpy() for i in fit_rows])
     per = [base.score(feats[i].float().numpy()) for i in range(len(feats))]
     return {k: np.array([p[k] for p in per]) for k in ("max", "mean")}

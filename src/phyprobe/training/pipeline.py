@@ -13,6 +13,7 @@ import lightning as L
 import numpy as np
 import pandas as pd
 import torch
+from hydra.errors import InstantiationException
 from hydra.utils import instantiate
 from lightning.pytorch.callbacks import ModelCheckpoint
 from omegaconf import DictConfig, OmegaConf
@@ -21,35 +22,45 @@ from ..data.magnitudes import normalise_magnitudes
 from ..data.manifest import Manifest
 from ..features.cache import FeatureCache
 from ..features.extract import extract_features
+from ..features.table import ShardFeatureTable
+from ..encoders import FrozenEncoder, WeightsNotFoundError
 from ..head import PhyProbeHead
 from ..io.video import ClipSpec
 from ..runinfo import atomic_write_json, save_run_info
 from ..scorer import export_scorer
-from .data import PairFeatureDataModule
+from .data import PairFeatureDataModule, fit_normalisation_streamed
+from .evaluation import evaluate_run, surprisal_scores, write_run_report
 from .module import PhyProbeModule
 
 log = logging.getLogger(__name__)
 
 
-def load_feature_table(cache: FeatureCache, manifest: Manifest) -> tuple[torch.Tensor, dict[str, int], Manifest, list[dict]]:
-    """All cached features of ``manifest`` as one (N, T', D) tensor, in the manifest's video order.
+def load_feature_table(cache: FeatureCache, manifest: Manifest, streaming: bool = False
+                       ) -> tuple[torch.Tensor | ShardFeatureTable, dict[str, int], Manifest, list[dict]]:
+    """The cached features of ``manifest`` as one (N, T', D) table, in the manifest's video order.
 
-    Videos that could not be decoded are dropped *loudly*: each is logged and returned in the
-    skipped list, and pairs that reference them are removed.
+    In memory by default; with ``streaming`` the rows are read in place from the cache's shards
+    as they are needed, so memory stays flat as the dataset grows. Videos that could not be
+    decoded are dropped *loudly*: each is logged and returned in the skipped list, and pairs that
+    reference them are removed.
     """
-    feats = cache.load(manifest.videos["id"])
+    cached = cache.done_ids()
     failures = cache.failures()
     skipped = []
     for vid, path in zip(manifest.videos["id"], manifest.videos["path"]):
-        if vid not in feats:
+        if vid not in cached:
             reason = failures.get(vid, {}).get("reason", "missing from the feature cache")
             skipped.append({"id": vid, "path": path, "reason": reason})
             log.warning("excluding video %s (%s): %s", vid, path, reason)
-    keep = manifest.videos["id"].isin(feats.keys())
+    keep = manifest.videos["id"].isin(cached)
     videos = manifest.videos[keep].reset_index(drop=True)
     ids = set(videos["id"])
     pairs = manifest.pairs[manifest.pairs["a"].isin(ids) & manifest.pairs["b"].isin(ids)].reset_index(drop=True)
-    table = torch.from_numpy(np.stack([feats[v] for v in videos["id"]]))
+    if streaming:
+        table = ShardFeatureTable(cache, videos["id"])
+    else:
+        feats = cache.load(videos["id"])
+        table = torch.from_numpy(np.stack([feats[v] for v in videos["id"]]))
     row_of = {v: i for i, v in enumerate(videos["id"])}
     return table, row_of, Manifest(videos=videos, pairs=pairs, root=manifest.root), skipped
 
@@ -64,6 +75,17 @@ def anchors_of(videos: pd.DataFrame) -> np.ndarray:
     return videos["anchor"].astype(float).to_numpy()
 
 
+def build_encoder(backbone_cfg: DictConfig) -> FrozenEncoder:
+    """Instantiate the configured encoder; Hydra's wrapper is removed from a missing-weights error
+    so that the user sees what to download and where, not a trace through Hydra."""
+    try:
+        return instantiate(backbone_cfg)
+    except InstantiationException as e:
+        if isinstance(e.__cause__, WeightsNotFoundError):
+            raise e.__cause__ from None
+        raise
+
+
 def train(cfg: DictConfig) -> dict:
     """Run one training job described by ``cfg``; returns the evaluation metrics."""
     out = Path(cfg.paths.output_dir)
@@ -71,11 +93,12 @@ def train(cfg: DictConfig) -> dict:
     L.seed_everything(cfg.seed, workers=True)
     save_run_info(out, OmegaConf.to_container(cfg, resolve=True), cfg.seed)
 
+    encoder = build_encoder(cfg.backbone)  # first: a missing-weights error must not wait for the data
     manifest: Manifest = instantiate(cfg.data.source)
-    encoder = instantiate(cfg.backbone)
     clip = ClipSpec(**cfg.clip)
     cache = extract_features(manifest, encoder, clip, cfg.paths.cache_dir, dtype=cfg.feature_dtype, **cfg.extract)
-    feats, row_of, manifest, skipped = load_feature_table(cache, manifest)
+    streaming = bool(cfg.data.get("streaming", False))
+    feats, row_of, manifest, skipped = load_feature_table(cache, manifest, streaming)
     if skipped:
         atomic_write_json(out / "skipped_videos.json", skipped)
         log.warning("%d unreadable videos excluded; see %s", len(skipped), out / "skipped_videos.json")
@@ -85,7 +108,10 @@ def train(cfg: DictConfig) -> dict:
         raise ValueError(f"no training pairs in splits {list(cfg.data.train_splits)} of {manifest.root}")
     head = PhyProbeHead(encoder.feature_dim, stats=tuple(cfg.pooling.stats), hidden=cfg.head.hidden, dropout=cfg.head.dropout)
     train_rows = [row_of[v] for v in train_m.videos["id"]]
-    head.fit_normalisation(feats[train_rows].float())
+    if streaming:
+        fit_normalisation_streamed(head, feats, train_rows)
+    else:
+        head.fit_normalisation(feats[train_rows].float())
     log.info("head: %d parameters on %d-d pooled input", head.num_parameters(), head.pool.out_dim(encoder.feature_dim))
 
     dm = PairFeatureDataModule(feats, row_of, train_m.pairs, val_m.pairs if not val_m.pairs.empty else train_m.pairs,
@@ -112,14 +138,17 @@ def train(cfg: DictConfig) -> dict:
                                                    "feature_cache": str(cache.dir)}})
     log.info("scorer exported to %s", scorer_dir)
 
-    from .evaluation import evaluate_splits
-
-    metrics = evaluate_splits(manifest, dict(zip(scores["id"], raw)), cfg.eval.benchmarks)
+    metrics = {"benchmarks": evaluate_run(manifest, dict(zip(scores["id"], raw)), cfg.eval.benchmarks, cfg.eval.n_boot)}
+    if "surprisal" in cfg.eval.baselines:
+        plausible_train = [row_of[v] for v, var in zip(train_m.videos["id"], train_m.videos["metadata"])
+                           if (var or {}).get("variant", "plausible") == "plausible" and v in row_of]
+        for stat, vals in surprisal_scores(feats, plausible_train).items():
+            metrics.setdefault("baselines", {})[f"surprisal_{stat}"] = evaluate_run(
+                manifest, dict(zip(manifest.videos["id"], vals)), cfg.eval.baselines_on, cfg.eval.n_boot)
     metrics["run"] = {"output_dir": str(out), "skipped_videos": len(skipped), "num_videos": len(manifest),
-                      "head_parameters": head.num_parameters()}
+                      "head_parameters": head.num_parameters(), "num_train_pairs": len(train_m.pairs)}
     atomic_write_json(out / "metrics.json", metrics)
-    if cfg.eval.report:
-        from ..eval.report import write_report
-
-        write_report(metrics, scores.assign(metadata=manifest.videos["metadata"]), out)
+    if cfg.eval.report and metrics["benchmarks"]:
+        write_run_report(out, metrics, scores.assign(metadata=manifest.videos["metadata"]), manifest,
+                         cfg.eval.benchmarks, cfg.eval.main)
     return metrics

@@ -1,0 +1,57 @@
+"""Helpers for the feature-cache tests: a tiny real encoder, toy manifests, cache comparisons."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import write_toy_manifest
+from phyprobe.data.manifest import Manifest
+from phyprobe.encoders import from_config
+from phyprobe.features.cache import FeatureCache
+from phyprobe.io.video import ClipSpec
+
+CLIP = ClipSpec(4)
+CPU = {"accelerator": "cpu", "enable_progress_bar": False}
+
+
+@pytest.fixture
+def one_thread():
+    """Torch on one thread: on a small shared CPU, OpenMP oversubscription costs 10-50x in wall time."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+def tiny_encoder(image_size: int = 32):
+    """Random-init EfficientNet-Lite0 with fixed weights: every process builds the same one.
+
+    The cache key only says ``weights_id="random"``, so the weights must be seeded to be the same.
+    """
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        return from_config("efficientnet_lite0", image_size=image_size, weights=None)
+
+
+def toy_manifest_at(root: Path, num_scenes: int = 6, frames: int = 8) -> Manifest:
+    write_toy_manifest(root, num_scenes=num_scenes, frames=frames, size=(32, 48))
+    return Manifest.load(root)
+
+
+def shard_contents(cache: FeatureCache) -> dict[str, np.ndarray]:
+    """id -> features over every published shard, failing on any id stored twice."""
+    out: dict[str, np.ndarray] = {}
+    for s in cache.iter_samples():
+        assert s["id"] not in out, f"{s['id']} is stored in more than one shard"
+        out[s["id"]] = s["feats"]
+    return out
+
+
+def assert_same_features(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> None:
+    assert sorted(a) == sorted(b)
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k], err_msg=k)

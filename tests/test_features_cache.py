@@ -1,0 +1,117 @@
+"""Feature cache: atomic shards, leftovers of killed writers, unreadable videos, in-place row reads."""
+
+from __future__ import annotations
+
+import json
+import pickle
+
+import numpy as np
+import pytest
+import torch
+
+from feature_fixtures import CLIP, CPU, assert_same_features, one_thread, shard_contents, tiny_encoder, toy_manifest_at  # noqa: F401
+from phyprobe.data.manifest import Manifest, write_jsonl
+from phyprobe.features.cache import FeatureCache
+from phyprobe.features.extract import extract_features
+from phyprobe.features.table import ShardFeatureTable
+from phyprobe.head import PhyProbeHead
+from phyprobe.io.video import write_video
+from phyprobe.training.data import fit_normalisation_streamed
+from phyprobe.training.pipeline import load_feature_table
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+def _cache(tmp_path) -> FeatureCache:
+    return FeatureCache(tmp_path / "cache", {"name": "fake", "dim": 3}, CLIP, tmp_path, "float16")
+
+
+def _rows(n: int, seed: int = 0) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return {f"v/{i}.mp4": rng.standard_normal((4, 3)).astype(np.float16) for i in range(n)}
+
+
+def test_killed_writer_leftovers_are_removed_and_ids_never_duplicated(tmp_path):
+    cache = _cache(tmp_path)
+    rows = _rows(7)
+    w = cache.writer(rank=0, shard_size=3)
+    for vid, f in list(rows.items())[:4]:
+        w.write(vid, f, np.arange(4))
+    # Simulate a kill: the open shard's .tar.tmp stays behind, plus an id list whose tar never landed;
+    # the OS releases a dead process's lock.
+    w._sink.close()
+    w._lock.close()
+    (cache.dir / "shard-r00-000007.ids.json").write_text(json.dumps(["v/6.mp4"]))
+    assert sorted(p.name for p in cache.dir.glob("*.tmp")) == ["shard-r00-000001.tar.tmp"]
+    assert cache.done_ids() == {"v/0.mp4", "v/1.mp4", "v/2.mp4"}
+
+    w = cache.writer(rank=0, shard_size=3)
+    assert not list(cache.dir.glob("*.tmp")) and not (cache.dir / "shard-r00-000007.ids.json").exists()
+    for vid, f in rows.items():  # a rerun offered everything again writes only what is missing
+        w.write(vid, f, np.arange(4))
+    w.close()
+    assert [p.name for p in cache.shards()] == ["shard-r00-000000.tar", "shard-r00-000001.tar", "shard-r00-000002.tar"]
+    assert_same_features(shard_contents(cache), rows)
+
+
+def test_shard_table_reads_rows_in_place(tmp_path):
+    cache = _cache(tmp_path)
+    rows = _rows(10)
+    for rank in (0, 1):  # two ranks' shards, interleaved ids
+        w = cache.writer(rank=rank, shard_size=2)
+        for vid, f in list(rows.items())[rank::2]:
+            w.write(vid, f, np.arange(4))
+        w.close()
+    ids = list(rows)[::-1]
+    table = ShardFeatureTable(cache, ids)
+    dense = torch.from_numpy(np.stack([rows[v] for v in ids]))
+    assert table.shape == tuple(dense.shape) and table.dtype == np.float16
+    assert torch.equal(table[:], dense)
+    assert torch.equal(table[3], dense[3]) and torch.equal(table[torch.tensor(4)], dense[4])
+    assert torch.equal(table[[7, 0, 7]], dense[[7, 0, 7]])
+    assert torch.equal(table[2:9:3], dense[2:9:3])
+    assert torch.equal(pickle.loads(pickle.dumps(table))[[1, 2]], dense[[1, 2]])
+    with pytest.raises(KeyError, match="not in feature cache"):
+        ShardFeatureTable(cache, ["nope"])
+
+
+def test_streamed_normalisation_matches_in_memory():
+    feats = torch.randn(300, 5, 16).half()
+    rows = list(range(0, 300, 2))
+    a, b = PhyProbeHead(16, hidden=8), PhyProbeHead(16, hidden=8)
+    a.fit_normalisation(feats[rows].float())
+    fit_normalisation_streamed(b, feats, rows, batch=64)
+    torch.testing.assert_close(a.in_mean, b.in_mean, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(a.in_std, b.in_std, rtol=1e-5, atol=1e-6)
+
+
+def test_unreadable_videos_are_reported_excluded_and_not_retried(tmp_path):
+    m = toy_manifest_at(tmp_path / "m", num_scenes=3)
+    (tmp_path / "m" / "v" / "s0_violated.mp4").write_bytes(b"\x00\x00\x00\x18ftypmp42" + b"\x5a" * 4000)  # corrupt mp4
+    (tmp_path / "m" / "v" / "notes.txt").write_text("this is not a video\n")
+    videos = m.videos.to_dict("records") + [{**m.videos.iloc[2].to_dict(), "id": "notes", "path": "v/notes.txt"}]
+    write_jsonl(tmp_path / "m" / "videos.jsonl", videos)
+    write_jsonl(tmp_path / "m" / "pairs.jsonl", m.pairs.to_dict("records") + [
+        {**m.pairs.iloc[1].to_dict(), "a": "notes", "b": "s1_plausible"}])
+    m = Manifest.load(tmp_path / "m", check_files=True)
+    enc = tiny_encoder()
+
+    cache = extract_features(m, enc, CLIP, tmp_path / "cache", batch_size=2, num_workers=0, trainer_kwargs=CPU)
+    fails = cache.failures()
+    assert set(fails) == {"s0_violated", "notes"}
+    assert all("cannot decode video" in r["reason"] or "no video stream" in r["reason"] for r in fails.values()), fails
+    table, row_of, kept, skipped = load_feature_table(cache, m)
+    assert {s["id"] for s in skipped} == {"s0_violated", "notes"}
+    assert set(kept.videos["id"]) == set(m.videos["id"]) - {"s0_violated", "notes"}
+    assert len(kept.pairs) == 2 and not {"s0_violated", "notes"} & (set(kept.pairs["a"]) | set(kept.pairs["b"]))
+    assert table.shape[0] == len(kept.videos)
+
+    # A warm rerun does not decode the known-bad files again...
+    log = sorted(cache.dir.glob("failures-*.jsonl"))
+    before = [p.read_text() for p in log]
+    extract_features(m, enc, CLIP, tmp_path / "cache", batch_size=2, num_workers=0, trainer_kwargs=CPU)
+    assert [p.read_text() for p in log] == before
+    # ...but a replaced file is tried again.
+    write_video(tmp_path / "m" / "v" / "s0_violated.mp4", np.full((8, 32, 48, 3), 90, np.uint8), fps=12)
+    extract_features(m, enc, CLIP, tmp_path / "cache", batch_size=2, num_workers=0, trainer_kwargs=CPU)
+    assert "s0_violated" in cache.done_ids() and set(shard_contents(cache)) == set(m.videos["id"]) - {"notes"}
