@@ -1,0 +1,48 @@
+"""Every experiment config composes with the real configs and runs end to end at toy size."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from phyprobe.training.pipeline import train
+from train_helpers import CONFIGS, TOY, compose_train
+
+EXPERIMENTS = sorted(p.stem for p in (CONFIGS / "experiment").glob("*.yaml"))
+
+
+@pytest.fixture(scope="module")
+def shared_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("feature_cache")
+
+
+def toy_world_overrides(tiny_world: Path, cache: Path) -> list[str]:
+    return [*TOY, f"data.source.out_dir={tiny_world}", "data.source.num_scenes=16", "+data.source.num_real_segments=4",
+            "data.source.workers=1", f"paths.cache_dir={cache}", "eval.n_boot=20"]
+
+
+def test_experiment_list_covers_the_paper_ablations():
+    assert {"full", "no_rank", "no_mag", "no_cal", "pooling_mean", "pooling_max"} <= set(EXPERIMENTS)
+
+
+@pytest.mark.parametrize("experiment", EXPERIMENTS)
+def test_experiment_runs_at_toy_size(experiment, tiny_world, shared_cache, tmp_path):
+    cfg = compose_train(tmp_path, [*toy_world_overrides(tiny_world, shared_cache), f"experiment={experiment}",
+                                   "eval.report=false"])
+    metrics = train(cfg)
+    assert (tmp_path / "scorer" / "model.safetensors").is_file()
+    saved = json.loads((tmp_path / "metrics.json").read_text())
+    assert saved["run"]["num_train_pairs"] > 0
+    acc = metrics["benchmarks"]["world_test"]["world"]["same_scene_accuracy"]
+    assert 0.0 <= acc["value"] <= 1.0 and acc["n"] > 0
+
+
+def test_default_run_writes_report_with_plots_and_baseline(tiny_world, shared_cache, tmp_path):
+    cfg = compose_train(tmp_path, toy_world_overrides(tiny_world, shared_cache))
+    metrics = train(cfg)
+    report = (tmp_path / "report.md").read_text()
+    assert "Headline figures" in report and "baseline: surprisal_max" in report
+    assert list(tmp_path.glob("*.png")), "main benchmark plots beside report.md"
+    for png in [line.split("(")[1].rstrip(")") for line in report.splitlines() if line.startswith("![")]:
+        assert (tmp_path / png).is_file(), png
+    assert "surprisal_max" in metrics["baselines"]
