@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 DEMO_DIR ?= outputs/demo
-PYTEST_ARGS ?=
+PYTEST_ARGS ?= -n 2
 
 .PHONY: install demo test bench clean
 

@@ -59,7 +59,7 @@ def train_head(cache: FeatureCache, n: int, streaming: bool, epochs: int, batch_
     from phyprobe.features.table import ShardFeatureTable
     from phyprobe.head import PhyProbeHead
     from phyprobe.losses import PhyProbeLoss
-    from phyprobe.training.data import PairFeatureDataModule, fit_normalisation_streamed
+    from phyprobe.training.data import PairFeatureDataModule
     from phyprobe.training.module import PhyProbeModule
 
     rss_start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -72,10 +72,7 @@ def train_head(cache: FeatureCache, n: int, streaming: bool, epochs: int, batch_
         del loaded
     row_of = {v: i for i, v in enumerate(ids)}
     head = PhyProbeHead(D)
-    if streaming:
-        fit_normalisation_streamed(head, feats, list(range(n)))
-    else:
-        head.fit_normalisation(feats.float())
+    head.fit_normalisation(feats)
     pairs = synthetic_pairs(n)
     dm = PairFeatureDataModule(feats, row_of, pairs, pairs.iloc[:256], np.zeros(n, np.float32), np.full(n, np.nan, np.float32),
                                batch_size=batch_size)

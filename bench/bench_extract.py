@@ -93,7 +93,7 @@ def main() -> None:
     ap.add_argument("--frames", type=int, default=16, help="clip length T")
     ap.add_argument("--image-size", type=int, default=160)
     ap.add_argument("--batch-size", type=int, default=16, help="videos per forward (as configs/train.yaml extract)")
-    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--workers", type=int, default=0, help="decode workers (the CPU default of configs/train.yaml is 0)")
     ap.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "phyprobe-bench-videos")
     ap.add_argument("--quick", action="store_true", help="16 videos")
     ap.add_argument("--sweep", action="store_true", help="also try workers 0..2 x encoder threads")

@@ -16,7 +16,6 @@ from phyprobe.features.extract import extract_features
 from phyprobe.features.table import ShardFeatureTable
 from phyprobe.head import PhyProbeHead
 from phyprobe.io.video import write_video
-from phyprobe.training.data import fit_normalisation_streamed
 from phyprobe.training.pipeline import load_feature_table
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -75,13 +74,15 @@ def test_shard_table_reads_rows_in_place(tmp_path):
         ShardFeatureTable(cache, ["nope"])
 
 
-def test_streamed_normalisation_matches_in_memory():
+def test_chunked_normalisation_matches_direct_moments():
     feats = torch.randn(300, 5, 16).half()
     rows = list(range(0, 300, 2))
     a, b = PhyProbeHead(16, hidden=8), PhyProbeHead(16, hidden=8)
-    a.fit_normalisation(feats[rows].float())
-    fit_normalisation_streamed(b, feats, rows, batch=64)
-    torch.testing.assert_close(a.in_mean, b.in_mean, rtol=1e-5, atol=1e-6)
+    a.fit_normalisation(feats, rows, batch=64)  # merged chunk moments
+    b.fit_normalisation(feats, rows, batch=1000)  # one chunk
+    pooled = a.pool(feats[rows].float())
+    torch.testing.assert_close(a.in_mean, pooled.mean(0), rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(a.in_std, pooled.std(0, correction=0), rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(a.in_std, b.in_std, rtol=1e-5, atol=1e-6)
 
 

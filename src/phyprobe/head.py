@@ -6,6 +6,7 @@ as buffers, so they are exported with the weights and a scorer needs nothing els
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -44,11 +45,28 @@ class PhyProbeHead(nn.Module):
         self.mlp = MLPHead(in_dim, hidden, dropout)
 
     @torch.no_grad()
-    def fit_normalisation(self, feats: torch.Tensor, batch: int = 1024) -> None:
-        """Standardisation statistics from the training clips' features (N, T, D)."""
-        pooled = torch.cat([self.pool(feats[i : i + batch]) for i in range(0, len(feats), batch)])
-        self.in_mean.copy_(pooled.mean(0))
-        self.in_std.copy_(pooled.std(0, correction=0).clamp_min(1e-4))
+    def fit_normalisation(self, feats, rows=None, batch: int = 256) -> None:
+        """Standardisation statistics of the pooled training clips.
+
+        ``feats``: (N, T, D) tensor or a streamed feature table; ``rows``: the training rows (all by
+        default). Moments are merged chunk by chunk in float64 (Chan et al.), so a table larger
+        than memory is never loaded whole and the result does not depend on the chunk size.
+        """
+        rows = np.arange(len(feats)) if rows is None else np.asarray(rows, dtype=np.int64)
+        n, mean, m2 = 0, None, None
+        for i in range(0, len(rows), batch):
+            x = self.pool(feats[rows[i : i + batch]].float()).double()
+            k, mu = len(x), x.mean(0)
+            sq = ((x - mu) ** 2).sum(0)
+            if mean is None:
+                n, mean, m2 = k, mu, sq
+            else:
+                delta = mu - mean
+                mean = mean + delta * k / (n + k)
+                m2 = m2 + sq + delta**2 * n * k / (n + k)
+                n += k
+        self.in_mean.copy_(mean.float())
+        self.in_std.copy_((m2 / n).sqrt().float().clamp_min(1e-4))
 
     def forward(self, feats: torch.Tensor) -> torch.Tensor:
         x = (self.pool(feats) - self.in_mean) / self.in_std

@@ -132,12 +132,16 @@ def extract_features(
     cache_root: str | Path,
     dtype: str = "float16",
     batch_size: int = 8,
-    num_workers: int = 1,
+    num_workers: int | str = "auto",
     shard_size: int = 256,
     trainer_kwargs: dict | None = None,
     encoder_threads: int | None = None,
 ) -> FeatureCache:
     """Fill the cache for every video of ``manifest`` not already in it; returns the cache.
+
+    ``num_workers="auto"``: decode in-process on CPU-only machines (measured on 2 cores: 0.97 of
+    the pure-forward throughput against 0.85 with one decode worker, which takes a core from the
+    encoder), and in 4 DataLoader workers per GPU, where decoding would otherwise stall the device.
 
     ``encoder_threads`` (CPU only): torch threads per rank; None leaves each rank's decode workers
     a core of their own (:func:`default_encoder_threads`).
@@ -153,6 +157,8 @@ def extract_features(
     if not todo:
         return cache
     log.info("extracting %d of %d videos into %s", len(todo), len(manifest), cache.dir)
+    if num_workers == "auto":
+        num_workers = 4 if torch.cuda.is_available() else 0
     loader = DataLoader(
         ClipDataset(todo, clip, encoder),
         batch_size=batch_size,

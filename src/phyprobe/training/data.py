@@ -14,7 +14,6 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 from ..features.table import ShardFeatureTable
-from ..head import PhyProbeHead
 
 
 class PairFeatureDataset(Dataset):
@@ -38,39 +37,25 @@ class PairFeatureDataset(Dataset):
         return len(self.label)
 
     def __getitem__(self, i):
+        return self.__getitems__([i])
+
+    def __getitems__(self, idx: list[int]) -> dict:
+        """A whole batch by fancy indexing: one gather instead of a Python loop over pairs."""
+        i = torch.as_tensor(idx, dtype=torch.long)
         a, b = self.a[i], self.b[i]
         return {
             "fa": self.feats[a], "fb": self.feats[b], "label": self.label[i], "weight": self.weight[i],
-            "mag": torch.stack([self.mag[a], self.mag[b]]), "anchor": torch.stack([self.anchor[a], self.anchor[b]]),
+            "mag": torch.stack([self.mag[a], self.mag[b]], 1), "anchor": torch.stack([self.anchor[a], self.anchor[b]], 1),
         }
+
+
+def _batch_as_is(batch: dict) -> dict:
+    return batch
 
 
 def pair_arrays(pairs: pd.DataFrame, row_of: dict[str, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     idx = np.array([[row_of[a], row_of[b]] for a, b in zip(pairs["a"], pairs["b"])], dtype=np.int64).reshape(-1, 2)
     return idx, pairs["label"].to_numpy(np.float32), pairs["weight"].to_numpy(np.float32)
-
-
-@torch.no_grad()
-def fit_normalisation_streamed(head: PhyProbeHead, feats: torch.Tensor | ShardFeatureTable, rows, batch: int = 256) -> None:
-    """``head.fit_normalisation`` in chunks: pooled moments merged in float64, never all in memory.
-
-    Same statistics as the in-memory fit up to float rounding (Chan et al.'s pairwise merge).
-    """
-    rows = np.asarray(rows, dtype=np.int64)
-    n, mean, m2 = 0, None, None
-    for i in range(0, len(rows), batch):
-        x = head.pool(feats[rows[i : i + batch]].float()).double()
-        k, mu = len(x), x.mean(0)
-        sq = ((x - mu) ** 2).sum(0)
-        if mean is None:
-            n, mean, m2 = k, mu, sq
-        else:
-            delta = mu - mean
-            mean = mean + delta * k / (n + k)
-            m2 = m2 + sq + delta**2 * n * k / (n + k)
-            n += k
-    head.in_mean.copy_(mean.float())
-    head.in_std.copy_((m2 / n).sqrt().float().clamp_min(1e-4))
 
 
 class PairFeatureDataModule(L.LightningDataModule):
@@ -87,8 +72,9 @@ class PairFeatureDataModule(L.LightningDataModule):
         return PairFeatureDataset(self.feats, idx, lab, w, self.magnitude, self.anchor)
 
     def train_dataloader(self):
-        return DataLoader(self._dataset(self.train_pairs), batch_size=self.batch_size, shuffle=True,
+        return DataLoader(self._dataset(self.train_pairs), batch_size=self.batch_size, shuffle=True, collate_fn=_batch_as_is,
                           num_workers=self.num_workers, drop_last=len(self.train_pairs) > self.batch_size)
 
     def val_dataloader(self):
-        return DataLoader(self._dataset(self.val_pairs), batch_size=1024, shuffle=False, num_workers=self.num_workers)
+        return DataLoader(self._dataset(self.val_pairs), batch_size=1024, shuffle=False, collate_fn=_batch_as_is,
+                          num_workers=self.num_workers)

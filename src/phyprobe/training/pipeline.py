@@ -28,7 +28,7 @@ from ..head import PhyProbeHead
 from ..io.video import ClipSpec
 from ..runinfo import atomic_write_json, save_run_info
 from ..scorer import export_scorer
-from .data import PairFeatureDataModule, fit_normalisation_streamed
+from .data import PairFeatureDataModule
 from .evaluation import evaluate_run, surprisal_scores, write_run_report
 from .module import PhyProbeModule
 
@@ -108,10 +108,7 @@ def train(cfg: DictConfig) -> dict:
         raise ValueError(f"no training pairs in splits {list(cfg.data.train_splits)} of {manifest.root}")
     head = PhyProbeHead(encoder.feature_dim, stats=tuple(cfg.pooling.stats), hidden=cfg.head.hidden, dropout=cfg.head.dropout)
     train_rows = [row_of[v] for v in train_m.videos["id"]]
-    if streaming:
-        fit_normalisation_streamed(head, feats, train_rows)
-    else:
-        head.fit_normalisation(feats[train_rows].float())
+    head.fit_normalisation(feats, train_rows)
     log.info("head: %d parameters on %d-d pooled input", head.num_parameters(), head.pool.out_dim(encoder.feature_dim))
 
     dm = PairFeatureDataModule(feats, row_of, train_m.pairs, val_m.pairs if not val_m.pairs.empty else train_m.pairs,
