@@ -27,20 +27,25 @@ DEFAULT_FIGURES = (
 )
 
 
-def run_name(run_dir: Path) -> str:
+def _overrides(run_dir: Path) -> list[str]:
     ov = run_dir / ".hydra" / "overrides.yaml"
-    if ov.is_file():
-        items = [o for o in (yaml.safe_load(ov.read_text()) or []) if not o.startswith(("hydra.", "paths."))]
-        if items:
-            return ",".join(items)
-    return run_dir.name
+    items = yaml.safe_load(ov.read_text()) if ov.is_file() else []
+    return [o for o in items or [] if not o.startswith(("hydra.", "paths."))]
+
+
+def run_names(run_dirs: list[Path]) -> list[str]:
+    """Each run named by the overrides that tell it apart (those shared by every run are dropped)."""
+    overrides = [_overrides(r) for r in run_dirs]
+    shared = set.intersection(*(set(o) for o in overrides)) if overrides else set()
+    names = [",".join(o for o in ov if o not in shared) or r.name for ov, r in zip(overrides, run_dirs)]
+    return names if len(set(names)) == len(names) else [r.name for r in run_dirs]
 
 
 def collect(sweep_dir: str | Path) -> pd.DataFrame:
     runs = sorted(p.parent for p in Path(sweep_dir).rglob("metrics.json") if (p.parent / "run_info.json").is_file())
     if not runs:
         raise FileNotFoundError(f"{sweep_dir}: no finished runs (no metrics.json beside a run_info.json)")
-    results = {run_name(r): json.loads((r / "metrics.json").read_text())["benchmarks"] for r in runs}
+    results = {name: json.loads((r / "metrics.json").read_text())["benchmarks"] for name, r in zip(run_names(runs), runs)}
     return summary_table(results)
 
 
