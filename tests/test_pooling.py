@@ -40,3 +40,9 @@ def test_head_shapes_and_default_size(stats):
 def test_rejects_unknown_stat():
     with pytest.raises(ValueError, match="pooling stats"):
         TemporalStatsPool(("median",))
+
+
+def test_std_gradient_is_finite_for_constant_features():
+    x = torch.ones(2, 5, 3, requires_grad=True)
+    TemporalStatsPool(("std",))(x).sum().backward()
+    assert torch.isfinite(x.grad).all()
