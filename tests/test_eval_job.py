@@ -34,3 +34,11 @@ def test_external_csv_matches_direct_evaluation(tiny_world, tmp_path):
     want = bench.evaluate({v: scores[v] for v in m.videos["id"]}, manifest=m, n_boot=200, seed=0)
     assert json.loads(json.dumps(got)) == json.loads(json.dumps(want))
     assert json.loads((tmp_path / "out" / "metrics.json").read_text())["results"] == json.loads(json.dumps(want))
+
+
+def test_motion_baseline_runs_through_eval(tiny_world, tmp_path):
+    cfg = eval_cfg(tmp_path, ["benchmark=world_test", f"benchmark.manifest={tiny_world}", "baseline=motion"])
+    res = run_eval(cfg)
+    acc = res["results"]["world"]["same_scene_accuracy"]
+    assert res["evaluator"] == "baseline: motion" and acc["n"] > 0 and 0.0 <= acc["value"] <= 1.0
+    assert (tmp_path / "report.md").is_file()

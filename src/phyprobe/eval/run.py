@@ -35,16 +35,34 @@ def scorer_scores(scorer_dir: str | Path, manifest, cache_dir: str | Path, extra
     return dict(zip(kept.videos["id"], score_features(scorer.head, feats)))
 
 
+def motion_scores(manifest, num_frames: int = 16) -> dict[str, float]:
+    """The optical-flow smoothness heuristic on every readable video (no learning, no encoder)."""
+    from ..baselines.motion import motion_score
+    from ..io.video import ClipSpec, VideoDecodeError, decode_clip
+
+    out = {}
+    for vid, path in zip(manifest.videos["id"], manifest.videos["path"]):
+        try:
+            out[vid] = motion_score(decode_clip(manifest.video_path(path), ClipSpec(num_frames)).frames)
+        except VideoDecodeError as e:
+            log.warning("not scored: %s", e)
+    return out
+
+
 def run_eval(cfg: DictConfig) -> dict:
     out = Path(cfg.paths.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     save_run_info(out, OmegaConf.to_container(cfg, resolve=True), seed=cfg.seed)
     bench = load_benchmark(OmegaConf.to_container(cfg.benchmark, resolve=True))
     manifest = bench.load_manifest()
-    sources = [k for k in ("scorer", "run", "scores_csv") if cfg.get(k)]
+    sources = [k for k in ("scorer", "run", "scores_csv", "baseline") if cfg.get(k)]
     if len(sources) != 1:
-        raise ValueError(f"give exactly one of scorer=DIR, run=RUN_DIR or scores_csv=FILE (got {sources or 'none'})")
-    if cfg.get("scores_csv"):
+        raise ValueError(f"give exactly one of scorer=DIR, run=RUN_DIR, scores_csv=FILE or baseline=motion (got {sources or 'none'})")
+    if cfg.get("baseline"):
+        if cfg.baseline != "motion":
+            raise ValueError(f"unknown baseline {cfg.baseline!r}: eval.py runs 'motion'; feature surprisal runs inside train.py")
+        scores, evaluator = motion_scores(manifest), "baseline: motion"
+    elif cfg.get("scores_csv"):
         from .external import read_external_scores
 
         scores = read_external_scores(cfg.scores_csv, manifest, higher_means=cfg.higher_means)
