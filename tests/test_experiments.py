@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from encoder_fixtures import TINY_BUILDS
 from phyprobe.training.pipeline import train
 from train_helpers import CONFIGS, TOY, compose_train
 
@@ -22,13 +23,26 @@ def toy_world_overrides(tiny_world: Path, cache: Path) -> list[str]:
 
 
 def test_experiment_list_covers_the_paper_ablations():
-    assert {"full", "no_rank", "no_mag", "no_cal", "pooling_mean", "pooling_max"} <= set(EXPERIMENTS)
+    assert {"full", "no_rank", "no_mag", "no_cal", "pooling_mean", "pooling_max", "encoder_perception_encoder",
+            "encoder_vjepa2", "encoder_wan22_vae"} <= set(EXPERIMENTS)
+
+
+def backbone_overrides(tmp_path: Path, experiment: str) -> list[str]:
+    """Encoder ablations run the real code path on a random-initialised tiny variant of their encoder."""
+    name = compose_train(tmp_path, [f"experiment={experiment}"]).backbone.name
+    if name == "efficientnet_lite0":
+        return []
+    return [f"backbone.{k}={list(v) if isinstance(v, tuple) else ('null' if v is None else v)}"
+            for k, v in {"weights": None, **TINY_BUILDS[name]}.items()]
 
 
 @pytest.mark.parametrize("experiment", EXPERIMENTS)
 def test_experiment_runs_at_toy_size(experiment, tiny_world, shared_cache, tmp_path):
-    cfg = compose_train(tmp_path, [*toy_world_overrides(tiny_world, shared_cache), f"experiment={experiment}",
-                                   "eval.report=false"])
+    overrides = toy_world_overrides(tiny_world, shared_cache)
+    tiny = backbone_overrides(tmp_path, experiment)
+    if tiny:
+        overrides = [o for o in overrides if not o.startswith("backbone.")] + tiny
+    cfg = compose_train(tmp_path, [*overrides, f"experiment={experiment}", "eval.report=false"])
     metrics = train(cfg)
     assert (tmp_path / "scorer" / "model.safetensors").is_file()
     saved = json.loads((tmp_path / "metrics.json").read_text())

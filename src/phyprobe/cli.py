@@ -22,13 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="phyprobe", description="Learned evaluator of physical consistency in videos.")
     sub = parser.add_subparsers(dest="command", required=True)
     for mod, fn in _subcommands():
-        try:
-            module = importlib.import_module(mod)
-        except ModuleNotFoundError as e:
-            if e.name and e.name.startswith("phyprobe"):
-                continue  # sub-command not built yet
-            raise
-        getattr(module, fn)(sub)
+        getattr(importlib.import_module(mod), fn)(sub)
     return parser
 
 
