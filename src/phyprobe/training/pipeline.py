@@ -116,9 +116,8 @@ def train(cfg: DictConfig) -> dict:
                                anchors_of(manifest.videos), batch_size=cfg.optim.batch_size)
     module = PhyProbeModule(head, instantiate(cfg.loss), lr=cfg.optim.lr, weight_decay=cfg.optim.weight_decay,
                             warmup_steps=cfg.optim.warmup_steps)
-    # Ranking accuracy, not loss: the calibration term keeps rising on held-out scenes long after
-    # the ranking has stopped improving, and would pick an almost untrained head.
-    ckpt = ModelCheckpoint(dirpath=out / "checkpoints", monitor="val/pair_acc", mode="max", save_last=True, save_top_k=1)
+    ckpt = ModelCheckpoint(dirpath=out / "checkpoints", monitor=cfg.checkpoint.monitor, mode=cfg.checkpoint.mode,
+                           save_last=True, save_top_k=1)
     trainer: L.Trainer = instantiate(cfg.trainer, logger=instantiate(cfg.logger), callbacks=[ckpt])
     trainer.fit(module, datamodule=dm)
     if ckpt.best_model_path:
