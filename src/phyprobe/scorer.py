@@ -87,9 +87,7 @@ class Scorer:
         return next(self.head.parameters()).device
 
     def _clip_frames(self, video: str | Path) -> torch.Tensor:
-        n = self.encoder.frames_for(self.clip.num_frames)
-        spec = self.clip if n == self.clip.num_frames else ClipSpec(n, self.clip.mode, self.clip.fps)
-        return self.encoder.preprocess(decode_clip(video, spec).frames)
+        return self.encoder.preprocess(decode_clip(video, self.encoder.clip_spec(self.clip)).frames)
 
     @torch.inference_mode()
     def head_scores(self, feats: torch.Tensor) -> torch.Tensor:

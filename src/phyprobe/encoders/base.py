@@ -14,6 +14,7 @@ from typing import Callable
 import torch
 from torch import nn
 
+from ..io.video import ClipSpec
 from .preprocess import Preprocess
 
 _REGISTRY: dict[str, Callable[..., "FrozenEncoder"]] = {}
@@ -56,6 +57,11 @@ class FrozenEncoder(nn.Module):
     def frames_for(self, num_frames: int) -> int:
         """Frames the encoder must be fed for a clip of ``num_frames`` (some need 4k+1 or even T)."""
         return num_frames
+
+    def clip_spec(self, clip: "ClipSpec") -> "ClipSpec":
+        """``clip`` with its frame count raised to what this encoder must be fed (``frames_for``)."""
+        n = self.frames_for(clip.num_frames)
+        return clip if n == clip.num_frames else ClipSpec(n, clip.mode, clip.fps)
 
     def num_steps(self, num_frames: int) -> int:
         """Feature time steps for ``num_frames`` input frames (not a plain quotient for causal VAEs)."""

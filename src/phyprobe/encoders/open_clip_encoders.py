@@ -49,8 +49,11 @@ TINY_SIGLIP2 = {"embed_dim": 64, "vision_cfg": {"image_size": 160, "timm_model_n
                                                 "timm_pool": "map", "timm_proj": "none"}}
 
 
-def _build(family: str, v: OpenClipVariant, weights: str | None, output: str, layer: int | None,
-           tiny_cfg: dict | None) -> FrozenEncoder:
+def _build(family: str, variants: dict[str, OpenClipVariant], size: str, weights: str | None, output: str,
+           layer: int | None, tiny_cfg: dict | None) -> FrozenEncoder:
+    if size not in variants:
+        raise ValueError(f"{family} size must be one of {sorted(variants)}, got {size!r}")
+    v = variants[size]
     import open_clip
     import torch
     from open_clip.factory import load_state_dict
@@ -67,8 +70,8 @@ def _build(family: str, v: OpenClipVariant, weights: str | None, output: str, la
     if ckpt is not None:
         state = load_state_dict(str(ckpt))
         visual.load_state_dict({k[len("visual."):]: t for k, t in state.items() if k.startswith("visual.")}, strict=True)
-    size = tuple(visual.image_size) if hasattr(visual, "image_size") else (arch_cfg["vision_cfg"]["image_size"],) * 2
-    pre = Preprocess(size=size, mean=tag_cfg["mean"], std=tag_cfg["std"],
+    image_size = tuple(visual.image_size) if hasattr(visual, "image_size") else (arch_cfg["vision_cfg"]["image_size"],) * 2
+    pre = Preprocess(size=image_size, mean=tag_cfg["mean"], std=tag_cfg["std"],
                      resize="squash" if tag_cfg.get("resize_mode") == "squash" else "letterbox",
                      interpolation=tag_cfg.get("interpolation", "bicubic"))
     layers = len(visual.trunk.blocks) if hasattr(visual, "trunk") else visual.transformer.layers
@@ -76,7 +79,8 @@ def _build(family: str, v: OpenClipVariant, weights: str | None, output: str, la
     out_dim = (tiny_cfg or arch_cfg)["embed_dim"]
     enc = OpenClipVisualEncoder(visual, pre, output, layer, num_layers=layers, dims={"proj": out_dim, "patch_mean": width})
     enc.weights_id = weights_id
-    enc.options = {"arch": v.arch, "tag": v.tag, "output": output, "layer": enc.layer, "tiny": tiny_cfg is not None}
+    enc.options = {"arch": v.arch, "tag": v.tag, "output": output, "layer": enc.layer, "tiny": tiny_cfg is not None,
+                   "size": size}
     return enc
 
 
@@ -84,19 +88,11 @@ def _build(family: str, v: OpenClipVariant, weights: str | None, output: str, la
 def clip(size: str = "L", weights: str | None = "hub", output: str = "proj", layer: int | None = None,
          tiny: bool = False) -> FrozenEncoder:
     """OpenAI CLIP; ``output``: "proj" (image embedding) or "patch_mean" of block ``layer``."""
-    if size not in CLIP:
-        raise ValueError(f"clip size must be one of {sorted(CLIP)}, got {size!r}")
-    enc = _build("clip", CLIP[size], weights, output, layer, TINY_CLIP if tiny else None)
-    enc.options["size"] = size
-    return enc
+    return _build("clip", CLIP, size, weights, output, layer, TINY_CLIP if tiny else None)
 
 
 @register_encoder("siglip2")
 def siglip2(size: str = "SO400M", weights: str | None = "hub", output: str = "proj", layer: int | None = None,
             tiny: bool = False) -> FrozenEncoder:
     """SigLIP 2 (WebLI); ``output``: "proj" (MAP-pooled image embedding) or "patch_mean" of block ``layer``."""
-    if size not in SIGLIP2:
-        raise ValueError(f"siglip2 size must be one of {sorted(SIGLIP2)}, got {size!r}")
-    enc = _build("siglip2", SIGLIP2[size], weights, output, layer, TINY_SIGLIP2 if tiny else None)
-    enc.options["size"] = size
-    return enc
+    return _build("siglip2", SIGLIP2, size, weights, output, layer, TINY_SIGLIP2 if tiny else None)

@@ -30,8 +30,7 @@ class ClipDataset(Dataset):
 
     def __init__(self, items: list[tuple[str, Path]], clip: ClipSpec, encoder: FrozenEncoder):
         self.items = items
-        n = encoder.frames_for(clip.num_frames)
-        self.clip = clip if n == clip.num_frames else ClipSpec(n, clip.mode, clip.fps)
+        self.clip = encoder.clip_spec(clip)
         self.preprocess = encoder.preprocess
 
     def __len__(self) -> int:

@@ -30,8 +30,8 @@ HEADLINE = (
 )
 
 
-def evaluate_run(manifest: Manifest, scores: Mapping[str, float], benchmarks: Mapping[str, Mapping], n_boot: int = 1000) -> dict:
-    """``{benchmark: {protocol: figures}}``; each benchmark config's split/where applied to ``manifest``."""
+def restrict_all(manifest: Manifest, benchmarks: Mapping[str, Mapping]) -> dict:
+    """``{name: (benchmark, manifest restricted to its split/where)}`` for the benchmarks with videos."""
     out = {}
     for name, cfg in benchmarks.items():
         bench = load_benchmark(dict(cfg))
@@ -39,8 +39,14 @@ def evaluate_run(manifest: Manifest, scores: Mapping[str, float], benchmarks: Ma
         if m.videos.empty:
             log.warning("benchmark %s: no videos of this run's data match split=%s where=%s", name, bench.split, bench.where)
             continue
-        out[name] = bench.evaluate({v: scores[v] for v in m.videos["id"]}, manifest=m, n_boot=n_boot)
+        out[name] = (bench, m)
     return out
+
+
+def evaluate_run(restricted: Mapping[str, tuple], scores: Mapping[str, float], n_boot: int = 1000) -> dict:
+    """``{benchmark: {protocol: figures}}`` from :func:`restrict_all`'s output."""
+    return {name: bench.evaluate({v: scores[v] for v in m.videos["id"]}, manifest=m, n_boot=n_boot)
+            for name, (bench, m) in restricted.items()}
 
 
 def surprisal_scores(feats: torch.Tensor, fit_rows: list[int], context: int = 2) -> dict[str, np.ndarray]:
@@ -81,8 +87,7 @@ def headline_table(results: Mapping[str, Mapping[str, Mapping]]) -> list[str]:
     return lines
 
 
-def write_run_report(out: Path, metrics: dict, scores: pd.DataFrame, manifest: Manifest,
-                     benchmarks: Mapping[str, Mapping], main: str) -> Path:
+def write_run_report(out: Path, metrics: dict, scores: pd.DataFrame, restricted: Mapping[str, tuple], main: str) -> Path:
     """``report.md``: the headline table for every benchmark and baseline, then the full report
     (plots and every figure) of ``main``; the other benchmarks get their own page under ``reports/``."""
     from ..eval.report import write_report
@@ -90,7 +95,7 @@ def write_run_report(out: Path, metrics: dict, scores: pd.DataFrame, manifest: M
     evaluators = {"phyprobe": metrics["benchmarks"], **{f"baseline: {k}": v for k, v in metrics.get("baselines", {}).items()}}
     main_text, pages = "", {}
     for name, res in metrics["benchmarks"].items():
-        ids = set(load_benchmark(dict(benchmarks[name])).restrict(manifest).videos["id"])
+        ids = set(restricted[name][1].videos["id"])
         target = out / "_main" if name == main else out / "reports" / name
         page = write_report(res, scores[scores["id"].isin(ids)], target, title=f"phyprobe on {name}")
         if name == main:

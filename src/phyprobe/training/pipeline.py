@@ -29,7 +29,7 @@ from ..io.video import ClipSpec
 from ..runinfo import atomic_write_json, save_run_info
 from ..scorer import export_scorer
 from .data import PairFeatureDataModule
-from .evaluation import evaluate_run, surprisal_scores, write_run_report
+from .evaluation import evaluate_run, restrict_all, surprisal_scores, write_run_report
 from .module import PhyProbeModule
 
 log = logging.getLogger(__name__)
@@ -136,17 +136,17 @@ def train(cfg: DictConfig) -> dict:
                                                    "feature_cache": str(cache.dir)}})
     log.info("scorer exported to %s", scorer_dir)
 
-    metrics = {"benchmarks": evaluate_run(manifest, dict(zip(scores["id"], raw)), cfg.eval.benchmarks, cfg.eval.n_boot)}
+    restricted = restrict_all(manifest, cfg.eval.benchmarks)
+    metrics = {"benchmarks": evaluate_run(restricted, dict(zip(scores["id"], raw)), cfg.eval.n_boot)}
     if "surprisal" in cfg.eval.baselines:
         plausible_train = [row_of[v] for v, var in zip(train_m.videos["id"], train_m.videos["metadata"])
                            if (var or {}).get("variant", "plausible") == "plausible" and v in row_of]
         for stat, vals in surprisal_scores(feats, plausible_train).items():
             metrics.setdefault("baselines", {})[f"surprisal_{stat}"] = evaluate_run(
-                manifest, dict(zip(manifest.videos["id"], vals)), cfg.eval.baselines_on, cfg.eval.n_boot)
+                restricted, dict(zip(manifest.videos["id"], vals)), cfg.eval.n_boot)
     metrics["run"] = {"output_dir": str(out), "skipped_videos": len(skipped), "num_videos": len(manifest),
                       "head_parameters": head.num_parameters(), "num_train_pairs": len(train_m.pairs)}
     atomic_write_json(out / "metrics.json", metrics)
     if cfg.eval.report and metrics["benchmarks"]:
-        write_run_report(out, metrics, scores.assign(metadata=manifest.videos["metadata"]), manifest,
-                         cfg.eval.benchmarks, cfg.eval.main)
+        write_run_report(out, metrics, scores.assign(metadata=manifest.videos["metadata"]), restricted, cfg.eval.main)
     return metrics
