@@ -59,3 +59,18 @@ def test_layer_selection_is_validated():
         tiny_encoder("dinov2", output="proj")
     a = tiny_encoder("perception_encoder", output="patch_mean", layer=-2)
     assert a.options["layer"] == 0  # negative layers are stored resolved, so the cache key is unique
+
+
+def test_efficientnet_spatial_pool_reduces_the_frame_map_as_named():
+    """avg / max must be the mean / max of each frame's final feature map, and must change the cache
+    key: features pooled one way can never be served to a run configured the other way."""
+    avg = from_config("efficientnet_lite0", image_size=64, weights=None)
+    mx = from_config("efficientnet_lite0", image_size=64, weights=None, spatial_pool="max")
+    mx.model.load_state_dict(avg.model.state_dict())
+    x = tiny_clip(avg, num_frames=3)
+    fmap = avg.model.forward_features(x.flatten(0, 1)).float()
+    torch.testing.assert_close(avg(x).flatten(0, 1), fmap.mean((2, 3)))
+    torch.testing.assert_close(mx(x).flatten(0, 1), fmap.amax((2, 3)))
+    assert avg.fingerprint() != mx.fingerprint()
+    with pytest.raises(ValueError, match="spatial_pool"):
+        from_config("efficientnet_lite0", weights=None, spatial_pool="gem")

