@@ -1,5 +1,6 @@
 import math
 
+import pytest
 import torch
 
 from phyprobe.losses import PhyProbeLoss, bradley_terry_loss, calibration_loss, magnitude_loss
@@ -68,3 +69,27 @@ def test_total_is_weighted_sum_and_lambda_zero_removes_term():
     assert math.isclose(full["loss"].item(), full["rank"].item() + 2 * full["mag"].item() + 3 * full["cal"].item(), rel_tol=1e-6)
     no_cal = PhyProbeLoss(1.0, 2.0, 0.0)(*args)
     assert math.isclose(no_cal["loss"].item(), no_cal["rank"].item() + 2 * no_cal["mag"].item(), rel_tol=1e-6)
+
+
+def test_anchor_fraction_keeps_a_fixed_share_of_the_anchors():
+    """Sparse anchors: a kept anchor is unchanged, the choice follows the video id (not the row order),
+    and the share kept tracks the fraction."""
+    import numpy as np
+    import pandas as pd
+
+    from phyprobe.training.pipeline import anchors_of
+
+    n = 2000
+    videos = pd.DataFrame({"id": [f"v{i}" for i in range(n)], "anchor": [i % 3 if i % 3 < 2 else None for i in range(n)]})
+    full = anchors_of(videos)
+    assert np.isnan(full).sum() == (videos["anchor"].isna()).sum()
+    sparse = anchors_of(videos, 0.25)
+    kept = ~np.isnan(sparse)
+    assert np.array_equal(sparse[kept], full[kept])
+    assert abs(kept.sum() / (~np.isnan(full)).sum() - 0.25) < 0.05
+    shuffled = videos.sample(frac=1.0, random_state=0)
+    again = anchors_of(shuffled, 0.25)
+    assert np.array_equal(np.isnan(again), np.isnan(sparse[shuffled.index.to_numpy()]))
+    assert np.isnan(anchors_of(videos, 0.0)).all()
+    with pytest.raises(ValueError, match="anchor_fraction"):
+        anchors_of(videos, 1.5)

@@ -90,5 +90,7 @@ def efficientnet_lite0(image_size: int = 224, weights: str | None = "package", c
     pre = Preprocess(size=(image_size, image_size), mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5), resize="letterbox")
     enc = TimmFrameEncoder(model, feature_dim=1280, preprocess=pre, channels_last=channels_last)
     enc.weights_id = weights_id
-    enc.options = {"image_size": image_size, "timm_model": "tf_efficientnet_lite0", "spatial_pool": spatial_pool}
+    enc.options = {"image_size": image_size, "timm_model": "tf_efficientnet_lite0"}
+    if spatial_pool != "avg":  # avg keeps the key it had before the option existed: old caches and scorers stay valid
+        enc.options["spatial_pool"] = spatial_pool
     return enc

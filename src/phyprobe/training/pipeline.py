@@ -6,6 +6,7 @@ that tests, sweeps and notebooks run exactly what the command line runs.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from pathlib import Path
 
@@ -71,8 +72,17 @@ def score_features(head: PhyProbeHead, feats: torch.Tensor, batch: int = 1024) -
     return torch.cat([head(feats[i : i + batch].float()) for i in range(0, len(feats), batch)]).numpy()
 
 
-def anchors_of(videos: pd.DataFrame) -> np.ndarray:
-    return videos["anchor"].astype(float).to_numpy()
+def anchors_of(videos: pd.DataFrame, fraction: float = 1.0) -> np.ndarray:
+    """Calibration targets (NaN = none). With ``fraction`` < 1 only that share of the anchored videos
+    keep theirs, chosen by a hash of the video id (the same videos whatever the seed or order): the
+    paper anchors a minority of its data, the world anchors every plausible and every obvious clip."""
+    anchors = videos["anchor"].astype(float).to_numpy()
+    if not 0.0 <= fraction <= 1.0:
+        raise ValueError(f"data.anchor_fraction must be in [0, 1], got {fraction}")
+    if fraction < 1.0:
+        u = np.array([int(hashlib.sha1(str(v).encode()).hexdigest()[:8], 16) / 2**32 for v in videos["id"]])
+        anchors = np.where(u < fraction, anchors, np.nan)
+    return anchors
 
 
 def build_encoder(backbone_cfg: DictConfig) -> FrozenEncoder:
@@ -113,7 +123,7 @@ def train(cfg: DictConfig) -> dict:
 
     dm = PairFeatureDataModule(feats, row_of, train_m.pairs, val_m.pairs if not val_m.pairs.empty else train_m.pairs,
                                normalise_magnitudes(manifest.videos, cfg.data.magnitude_transform),
-                               anchors_of(manifest.videos), batch_size=cfg.optim.batch_size)
+                               anchors_of(manifest.videos, cfg.data.get("anchor_fraction", 1.0)), batch_size=cfg.optim.batch_size)
     module = PhyProbeModule(head, instantiate(cfg.loss), lr=cfg.optim.lr, weight_decay=cfg.optim.weight_decay,
                             warmup_steps=cfg.optim.warmup_steps)
     ckpt = ModelCheckpoint(dirpath=out / "checkpoints", monitor=cfg.checkpoint.monitor, mode=cfg.checkpoint.mode,
