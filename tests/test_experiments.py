@@ -60,3 +60,11 @@ def test_default_run_writes_report_with_plots_and_baseline(tiny_world, shared_ca
     for png in [line.split("(")[1].rstrip(")") for line in report.splitlines() if line.startswith("![")]:
         assert (tmp_path / png).is_file(), png
     assert "surprisal_max" in metrics["baselines"]
+    # The margin over each baseline is the difference of the two same-scene accuracies on the same pairs.
+    key = "same_scene_accuracy_severity_ge_0.5"
+    ours = metrics["benchmarks"]["world_test"]["world"][key]
+    for name in ("surprisal_max", "surprisal_mean"):
+        theirs = metrics["baselines"][name]["world_test"]["world"][key]
+        margin = metrics["margins"][name]["world_test"]
+        assert margin["value"] == pytest.approx(ours["value"] - theirs["value"]) and margin["n"] == ours["n"]
+    assert "Margin over the baselines" in report

@@ -13,7 +13,7 @@ from sklearn.metrics import roc_auc_score
 from phyprobe.data.manifest import Manifest, write_jsonl
 from phyprobe.eval import metrics as M
 from phyprobe.eval.external import ExternalScoresError, missing_videos, read_external_scores
-from phyprobe.eval.protocols import PROTOCOLS, evaluate, flatten_metrics, load_benchmark
+from phyprobe.eval.protocols import PROTOCOLS, evaluate, flatten_metrics, load_benchmark, same_scene_margin
 
 REPO = Path(__file__).resolve().parents[1]
 BOOT = dict(n_boot=100, seed=0)
@@ -88,6 +88,21 @@ def test_world_same_scene_figures(world):
     assert value(sev["[0.25,0.50)"]) == 1.0  # 0.3
     assert value(sev["[0.50,0.75)"]) == 0.5 and sev["[0.50,0.75)"]["n"] == 1  # 0.5 only; 0.75 goes up
     assert value(sev["[0.75,1.00]"]) == pytest.approx(2 / 3) and sev["[0.75,1.00]"]["n"] == 3  # 0.75, 0.9, 1.0
+
+
+def test_same_scene_margin_is_a_paired_difference(world):
+    """Hand case: ours 2.5/4 at severity >= 0.5 (see above); the other evaluator scores every violated
+    clip 0.0 and every other clip 0.0, so it ties all 4 pairs: 0.5. Margin 0.125, and against itself
+    exactly 0 in every resample (a paired bootstrap, not two independent ones)."""
+    m, scores = world
+    other = {k: 0.0 for k in scores}
+    r = same_scene_margin(m, scores, other, severe=0.5, n_boot=200)
+    assert r["value"] == pytest.approx(2.5 / 4 - 0.5) and r["n"] == 4
+    assert r["low"] <= r["value"] <= r["high"]
+    same = same_scene_margin(m, scores, scores, n_boot=200)
+    assert same["value"] == 0 and same["low"] == 0 and same["high"] == 0
+    flipped = same_scene_margin(m, scores, {k: -v for k, v in scores.items()}, severe=0.0, n_boot=50)
+    assert flipped["value"] == pytest.approx(3.5 / 5 - 1.5 / 5) and flipped["n"] == 5
 
 
 def test_world_pair_table_and_level_figures(world):

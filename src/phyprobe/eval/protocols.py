@@ -342,6 +342,30 @@ def evaluate(manifest: Manifest, scores: Mapping[str, float], protocol: str, *, 
     return PROTOCOLS[protocol](manifest, scores, _Boot(n_boot, seed, alpha), **kw)
 
 
+def same_scene_margin(manifest: Manifest, scores: Mapping[str, float], other: Mapping[str, float], *,
+                      severe: float = 0.5, twin_keys: tuple[str, ...] = ("scene", "style"), n_boot: int = 1000,
+                      seed: int = 0, alpha: float = 0.05) -> dict:
+    """World same-scene accuracy at severity >= ``severe`` of ``scores`` minus that of ``other``, with a
+    *paired* bootstrap: each resample draws the same twin pairs for both evaluators, so the interval
+    is that of the difference, far narrower than two separate intervals would suggest."""
+    ours = _twins(video_table(manifest, scores), tuple(twin_keys))
+    theirs = _twins(video_table(manifest, other), tuple(twin_keys))
+    pairs = []
+    for vt in (ours, theirs):
+        ss = _same_scene_pairs(vt, vt["variant"] == "violated", vt["variant"] == "plausible")
+        ss = ss[ss["severity_a"] >= severe].sort_values(["id_a", "id_b"])
+        pairs.append(ss.set_index(["id_a", "id_b"]))
+    common = pairs[0].index.intersection(pairs[1].index)
+    a, b = pairs[0].loc[common], pairs[1].loc[common]
+    ones = np.ones(len(common))
+
+    def diff(sa, sb, ta, tb):
+        return M.pairwise_accuracy(sa, sb, ones[: len(sa)]) - M.pairwise_accuracy(ta, tb, ones[: len(ta)])
+
+    return _Boot(n_boot, seed, alpha)(diff, a["score_a"].to_numpy(float), a["score_b"].to_numpy(float),
+                                      b["score_a"].to_numpy(float), b["score_b"].to_numpy(float))
+
+
 def flatten_metrics(result: Mapping, prefix: str = "") -> dict[str, dict]:
     """``{"a": {"b": leaf}}`` -> ``{"a.b": leaf}``, a leaf being a dict with a ``value`` key."""
     flat: dict[str, dict] = {}

@@ -11,7 +11,7 @@ import pandas as pd
 import torch
 
 from ..data.manifest import Manifest
-from ..eval.protocols import flatten_metrics, load_benchmark
+from ..eval.protocols import flatten_metrics, load_benchmark, same_scene_margin
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +43,19 @@ def restrict_all(manifest: Manifest, benchmarks: Mapping[str, Mapping]) -> dict:
     return out
 
 
+def same_scene_margins(restricted: Mapping[str, tuple], scores: Mapping[str, float], other: Mapping[str, float],
+                       n_boot: int = 1000) -> dict:
+    """``{benchmark: margin}``: the model's same-scene accuracy (severity >= the benchmark's ``severe``)
+    minus ``other``'s, paired-bootstrapped, on every benchmark evaluated under the world protocol."""
+    out = {}
+    for name, (bench, m) in restricted.items():
+        if "world" in bench.protocols:
+            kw = bench.protocols["world"]
+            out[name] = same_scene_margin(m, scores, other, severe=kw.get("severe", 0.5),
+                                          twin_keys=tuple(kw.get("twin_keys", ("scene", "style"))), n_boot=n_boot)
+    return out
+
+
 def evaluate_run(restricted: Mapping[str, tuple], scores: Mapping[str, float], n_boot: int = 1000) -> dict:
     """``{benchmark: {protocol: figures}}`` from :func:`restrict_all`'s output."""
     return {name: bench.evaluate({v: scores[v] for v in m.videos["id"]}, manifest=m, n_boot=n_boot)
@@ -67,6 +80,15 @@ def surprisal_scores(feats: torch.Tensor, fit_rows: list[int], context: int = 2)
     return {k: np.array([p[k] for p in per]) for k in ("max", "mean")}
 
 
+def _cell(leaf: Mapping | None) -> str:
+    """A figure as "value [low, high] n=N" (or just the value when it has no interval)."""
+    if not leaf or leaf.get("value") is None:
+        return ""
+    if leaf.get("low") is None:
+        return f"{leaf['value']:.3f}"
+    return f"{leaf['value']:.3f} [{leaf['low']:.3f}, {leaf['high']:.3f}] n={leaf['n']}"
+
+
 def headline_table(results: Mapping[str, Mapping[str, Mapping]]) -> list[str]:
     """Markdown rows: one per (evaluator, benchmark), the headline figures with their intervals."""
     lines = ["| evaluator | benchmark | " + " | ".join(f"`{h}`" for h in HEADLINE) + " |",
@@ -74,15 +96,7 @@ def headline_table(results: Mapping[str, Mapping[str, Mapping]]) -> list[str]:
     for evaluator, per_bench in results.items():
         for bench, res in per_bench.items():
             flat = {k.split(".", 1)[1] if "." in k else k: v for k, v in flatten_metrics(res).items()}
-            cells = []
-            for h in HEADLINE:
-                leaf = flat.get(h) or flat.get(f"quality_confound.{h}")
-                if not leaf or leaf.get("value") is None:
-                    cells.append("")
-                elif leaf.get("low") is None:
-                    cells.append(f"{leaf['value']:.3f}")
-                else:
-                    cells.append(f"{leaf['value']:.3f} [{leaf['low']:.3f}, {leaf['high']:.3f}] n={leaf['n']}")
+            cells = [_cell(flat.get(h) or flat.get(f"quality_confound.{h}")) for h in HEADLINE]
             lines.append(f"| {evaluator} | {bench} | " + " | ".join(cells) + " |")
     return lines
 
@@ -110,6 +124,12 @@ def write_run_report(out: Path, metrics: dict, scores: pd.DataFrame, restricted:
     head = ["# phyprobe run report", "", f"Run directory: `{out}`. Raw scores (before clipping) are evaluated; "
             "intervals are 95 % percentile bootstrap. Baselines use the same encoder's features.", "",
             "## Headline figures", "", *headline_table(evaluators), ""]
+    margins = [f"| {b} | {bench} | {_cell(r)} |" for b, per in metrics.get("margins", {}).items()
+               for bench, r in per.items()]
+    if margins:
+        head += ["## Margin over the baselines", "", "Same-scene accuracy (severity ≥ the benchmark's `severe`) of "
+                 "phyprobe minus the baseline's, on the same twin pairs (paired bootstrap).", "",
+                 "| baseline | benchmark | margin [95 % CI] n=pairs |", "|---|---|---|", *margins, ""]
     if pages:
         head += ["Per-benchmark pages: " + ", ".join(f"[{k}]({v})" for k, v in pages.items()), ""]
     path = out / "report.md"

@@ -30,7 +30,7 @@ from ..io.video import ClipSpec
 from ..runinfo import atomic_write_json, save_run_info
 from ..scorer import export_scorer
 from .data import PairFeatureDataModule
-from .evaluation import evaluate_run, restrict_all, surprisal_scores, write_run_report
+from .evaluation import evaluate_run, restrict_all, same_scene_margins, surprisal_scores, write_run_report
 from .module import PhyProbeModule
 
 log = logging.getLogger(__name__)
@@ -152,8 +152,10 @@ def train(cfg: DictConfig) -> dict:
         plausible_train = [row_of[v] for v, var in zip(train_m.videos["id"], train_m.videos["metadata"])
                            if (var or {}).get("variant", "plausible") == "plausible" and v in row_of]
         for stat, vals in surprisal_scores(feats, plausible_train).items():
-            metrics.setdefault("baselines", {})[f"surprisal_{stat}"] = evaluate_run(
-                restricted, dict(zip(manifest.videos["id"], vals)), cfg.eval.n_boot)
+            base = dict(zip(manifest.videos["id"], vals))
+            metrics.setdefault("baselines", {})[f"surprisal_{stat}"] = evaluate_run(restricted, base, cfg.eval.n_boot)
+            metrics.setdefault("margins", {})[f"surprisal_{stat}"] = same_scene_margins(
+                restricted, dict(zip(scores["id"], raw)), base, cfg.eval.n_boot)
     metrics["run"] = {"output_dir": str(out), "skipped_videos": len(skipped), "num_videos": len(manifest),
                       "head_parameters": head.num_parameters(), "num_train_pairs": len(train_m.pairs)}
     atomic_write_json(out / "metrics.json", metrics)
