@@ -38,3 +38,21 @@ def test_summarize_writes_table_and_plot(tmp_path, capsys):
 def test_summarize_without_runs_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="no finished runs"):
         main(["summarize", str(tmp_path)])
+
+
+def test_summarize_aggregates_seeds_and_reads_margins(tmp_path, capsys):
+    """Arms are the runs that differ only by seed: mean 0.7 and sample sd 0.1 of 0.6/0.7/0.8, worked by hand."""
+    for i, acc in enumerate([0.6, 0.7, 0.8]):
+        d = fake_run(tmp_path, f"f{i}", ["experiment=full", f"seed={i}"], acc)
+        m = json.loads((d / "metrics.json").read_text())
+        m["margins"] = {"surprisal_max": {"world_test": {"value": acc - 0.5, "low": None, "high": None, "n": 10}}}
+        (d / "metrics.json").write_text(json.dumps(m))
+    fake_run(tmp_path, "n0", ["experiment=no_cal", "seed=0"], 0.5)
+    assert main(["summarize", str(tmp_path), "--figure", "world_test.world.same_scene_accuracy_severity_ge_0.5",
+                 "--figure", "margins.surprisal_max.world_test"]) == 0
+    md = (tmp_path / "summary.md").read_text()
+    assert "Over seeds" in md
+    assert "0.700 ± 0.100 (0.600, 0.800) n=3" in md  # accuracy, arm experiment=full
+    assert "0.200 ± 0.100 (0.100, 0.300) n=3" in md  # margin
+    assert "0.500 ± 0.000 (0.500, 0.500) n=1" in md  # a single-seed arm
+    capsys.readouterr()

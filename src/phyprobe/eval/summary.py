@@ -2,12 +2,17 @@
 
 Each run is named by its Hydra overrides (``experiment=no_cal,seed=1``), so the table reads as the
 ablation it came from. Writes ``summary.csv`` (long: run, benchmark, metric, value, low, high, n),
-``summary.md`` (wide, headline figures) and ``ablation_bars.png``.
+``summary.md`` (wide, headline figures) and ``ablation_bars.png``. When runs differ by ``seed``, an arm
+is the runs that differ only by it, and ``summary.md`` also gets mean ± sd (min, max) over each arm's
+seeds: one test set's bootstrap interval says nothing about how much a figure moves with the seed.
+A run's margins over its baselines (``metrics.json`` → ``margins``) are figures like any other, named
+``margins.<baseline>.<benchmark>``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -45,8 +50,28 @@ def collect(sweep_dir: str | Path) -> pd.DataFrame:
     runs = sorted(p.parent for p in Path(sweep_dir).rglob("metrics.json") if (p.parent / "run_info.json").is_file())
     if not runs:
         raise FileNotFoundError(f"{sweep_dir}: no finished runs (no metrics.json beside a run_info.json)")
-    results = {name: json.loads((r / "metrics.json").read_text())["benchmarks"] for name, r in zip(run_names(runs), runs)}
+    results = {}
+    for name, r in zip(run_names(runs), runs):
+        m = json.loads((r / "metrics.json").read_text())
+        results[name] = {**m["benchmarks"], **({"margins": m["margins"]} if m.get("margins") else {})}
     return summary_table(results)
+
+
+def arm_of(run: str) -> str:
+    """The run's name without its ``seed=N`` override (the arm it is a seed of)."""
+    return ",".join(o for o in run.split(",") if not re.fullmatch(r"seed=\d+", o)) or "(all)"
+
+
+def over_seeds(head: pd.DataFrame) -> pd.DataFrame | None:
+    """Arm x figure cells "mean ± sd (min, max) n=seeds", or None when no arm has two seeds."""
+    arms = head.assign(arm=head["run"].map(arm_of))
+    if arms.groupby("arm")["run"].nunique().max() < 2:
+        return None
+    g = arms.groupby(["arm", "metric"], sort=False)["value"]
+    stats = g.agg(["mean", "std", "min", "max", "count"]).reset_index()
+    stats["cell"] = stats.apply(lambda r: f"{r['mean']:.3f} ± {0.0 if pd.isna(r['std']) else r['std']:.3f} "
+                                          f"({r['min']:.3f}, {r['max']:.3f}) n={int(r['count'])}", axis=1)
+    return stats.pivot(index="metric", columns="arm", values="cell").reindex(list(dict.fromkeys(head["metric"])))
 
 
 def summarize(sweep_dir: str | Path, figures: tuple[str, ...] = DEFAULT_FIGURES) -> pd.DataFrame:
@@ -58,7 +83,11 @@ def summarize(sweep_dir: str | Path, figures: tuple[str, ...] = DEFAULT_FIGURES)
         cell = head.apply(lambda r: f"{r.value:.3f} [{r.low:.3f}, {r.high:.3f}]" if pd.notna(r.low) else f"{r.value:.3f}", axis=1)
         wide = head.assign(cell=cell).pivot(index="run", columns="metric", values="cell")
         wide = wide[[f for f in figures if f in wide.columns]]
-        (sweep_dir / "summary.md").write_text(wide.to_markdown() + "\n")
+        text = wide.to_markdown() + "\n"
+        seeds = over_seeds(head)
+        if seeds is not None:
+            text += "\nOver seeds (mean ± sd (min, max) n=seeds):\n\n" + seeds.to_markdown() + "\n"
+        (sweep_dir / "summary.md").write_text(text)
         ablation_bars(head, sweep_dir / "ablation_bars.png")
     return long
 
