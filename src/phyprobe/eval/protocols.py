@@ -35,6 +35,7 @@ from phyprobe.data.manifest import Manifest
 from phyprobe.eval import metrics as M
 
 SEVERITY_BINS = (0.0, 0.25, 0.5, 0.75, 1.0)
+TWIN_KEYS = ("scene", "style")  # metadata keys that name a twin group: one scene in one style
 
 
 # ---------------------------------------------------------------------------------------------
@@ -154,6 +155,11 @@ def _same_scene_pairs(vt: pd.DataFrame, left: pd.Series, right: pd.Series) -> pd
     return lt.merge(rt, on="group", suffixes=("_a", "_b"))
 
 
+def _violated_vs_twin(vt: pd.DataFrame) -> pd.DataFrame:
+    """Each violated clip against the plausible clip(s) of its own twin group: the same-scene pairs."""
+    return _same_scene_pairs(vt, vt["variant"] == "violated", vt["variant"] == "plausible")
+
+
 def _cross_scene(vt: pd.DataFrame, pairs: pd.DataFrame, boot: _Boot) -> dict:
     """Cross-scene accuracy from the manifest's ``correspondence == none`` pairs when it has them;
     otherwise one derived pair per violated clip, against a plausible clip of another scene drawn
@@ -178,7 +184,7 @@ def _cross_scene(vt: pd.DataFrame, pairs: pd.DataFrame, boot: _Boot) -> dict:
 
 
 def _quality(manifest: Manifest, scores, boot: _Boot, severe: float = 0.5,
-             twin_keys: tuple[str, ...] = ("scene", "style")) -> dict:
+             twin_keys: tuple[str, ...] = TWIN_KEYS) -> dict:
     """How much of the score is visual quality rather than physics.
 
     ``quality_outscores_violation``: over all (quality-degraded plausible clip, violating clip with
@@ -212,13 +218,13 @@ def _quality(manifest: Manifest, scores, boot: _Boot, severe: float = 0.5,
 
 def _world(manifest: Manifest, scores, boot: _Boot, severe: float = 0.5, obvious: float = 0.8,
            severity_bins: tuple[float, ...] = SEVERITY_BINS,
-           twin_keys: tuple[str, ...] = ("scene", "style")) -> dict:
+           twin_keys: tuple[str, ...] = TWIN_KEYS) -> dict:
     """The physics world's held-out figures. Same-scene accuracy compares each violated clip with
     the plausible clip(s) of its own scene (built from the videos table, grouped by ``twin_keys``),
     so it needs no pairs table; cross-scene, gen-gen and real-real figures read the pairs table."""
     vt = _twins(video_table(manifest, scores), tuple(twin_keys))
     pairs = scored_pairs(manifest, scores)
-    ss = _same_scene_pairs(vt, vt["variant"] == "violated", vt["variant"] == "plausible")
+    ss = _violated_vs_twin(vt)
     sev = ss["severity_a"]
     edges = list(severity_bins)
     by_sev = {}
@@ -343,27 +349,21 @@ def evaluate(manifest: Manifest, scores: Mapping[str, float], protocol: str, *, 
 
 
 def same_scene_margin(manifest: Manifest, scores: Mapping[str, float], other: Mapping[str, float], *,
-                      severe: float = 0.5, twin_keys: tuple[str, ...] = ("scene", "style"), n_boot: int = 1000,
+                      severe: float = 0.5, twin_keys: tuple[str, ...] = TWIN_KEYS, n_boot: int = 1000,
                       seed: int = 0, alpha: float = 0.05) -> dict:
     """World same-scene accuracy at severity >= ``severe`` of ``scores`` minus that of ``other``, with a
     *paired* bootstrap: each resample draws the same twin pairs for both evaluators, so the interval
     is that of the difference, far narrower than two separate intervals would suggest."""
-    ours = _twins(video_table(manifest, scores), tuple(twin_keys))
-    theirs = _twins(video_table(manifest, other), tuple(twin_keys))
-    pairs = []
-    for vt in (ours, theirs):
-        ss = _same_scene_pairs(vt, vt["variant"] == "violated", vt["variant"] == "plausible")
-        ss = ss[ss["severity_a"] >= severe].sort_values(["id_a", "id_b"])
-        pairs.append(ss.set_index(["id_a", "id_b"]))
-    common = pairs[0].index.intersection(pairs[1].index)
-    a, b = pairs[0].loc[common], pairs[1].loc[common]
-    ones = np.ones(len(common))
+    sides = [_violated_vs_twin(_twins(video_table(manifest, s), tuple(twin_keys))) for s in (scores, other)]
+    sides = [ss.loc[ss["severity_a"] >= severe, ["id_a", "id_b", "score_a", "score_b"]] for ss in sides]
+    both = sides[0].merge(sides[1], on=["id_a", "id_b"], suffixes=("", "_other"))
 
     def diff(sa, sb, ta, tb):
-        return M.pairwise_accuracy(sa, sb, ones[: len(sa)]) - M.pairwise_accuracy(ta, tb, ones[: len(ta)])
+        ones = np.ones(len(sa))
+        return M.pairwise_accuracy(sa, sb, ones) - M.pairwise_accuracy(ta, tb, ones)
 
-    return _Boot(n_boot, seed, alpha)(diff, a["score_a"].to_numpy(float), a["score_b"].to_numpy(float),
-                                      b["score_a"].to_numpy(float), b["score_b"].to_numpy(float))
+    cols = ["score_a", "score_b", "score_a_other", "score_b_other"]
+    return _Boot(n_boot, seed, alpha)(diff, *(both[c].to_numpy(float) for c in cols))
 
 
 def flatten_metrics(result: Mapping, prefix: str = "") -> dict[str, dict]:

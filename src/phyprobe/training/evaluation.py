@@ -50,9 +50,8 @@ def same_scene_margins(restricted: Mapping[str, tuple], scores: Mapping[str, flo
     out = {}
     for name, (bench, m) in restricted.items():
         if "world" in bench.protocols:
-            kw = bench.protocols["world"]
-            out[name] = same_scene_margin(m, scores, other, severe=kw.get("severe", 0.5),
-                                          twin_keys=tuple(kw.get("twin_keys", ("scene", "style"))), n_boot=n_boot)
+            kw = {k: v for k, v in bench.protocols["world"].items() if k in ("severe", "twin_keys")}
+            out[name] = same_scene_margin(m, scores, other, n_boot=n_boot, **kw)
     return out
 
 

@@ -147,7 +147,8 @@ def train(cfg: DictConfig) -> dict:
     log.info("scorer exported to %s", scorer_dir)
 
     restricted = restrict_all(manifest, cfg.eval.benchmarks)
-    metrics = {"benchmarks": evaluate_run(restricted, dict(zip(scores["id"], raw)), cfg.eval.n_boot)}
+    model_scores = dict(zip(scores["id"], raw))
+    metrics = {"benchmarks": evaluate_run(restricted, model_scores, cfg.eval.n_boot)}
     if "surprisal" in cfg.eval.baselines:
         plausible_train = [row_of[v] for v, var in zip(train_m.videos["id"], train_m.videos["metadata"])
                            if (var or {}).get("variant", "plausible") == "plausible" and v in row_of]
@@ -155,7 +156,7 @@ def train(cfg: DictConfig) -> dict:
             base = dict(zip(manifest.videos["id"], vals))
             metrics.setdefault("baselines", {})[f"surprisal_{stat}"] = evaluate_run(restricted, base, cfg.eval.n_boot)
             metrics.setdefault("margins", {})[f"surprisal_{stat}"] = same_scene_margins(
-                restricted, dict(zip(scores["id"], raw)), base, cfg.eval.n_boot)
+                restricted, model_scores, base, cfg.eval.n_boot)
     metrics["run"] = {"output_dir": str(out), "skipped_videos": len(skipped), "num_videos": len(manifest),
                       "head_parameters": head.num_parameters(), "num_train_pairs": len(train_m.pairs)}
     atomic_write_json(out / "metrics.json", metrics)
