@@ -93,3 +93,31 @@ def test_anchor_fraction_keeps_a_fixed_share_of_the_anchors():
     assert np.isnan(anchors_of(videos, 0.0)).all()
     with pytest.raises(ValueError, match="anchor_fraction"):
         anchors_of(videos, 1.5)
+
+
+def test_train_fraction_keeps_whole_scenes_and_nests():
+    """A learning curve's subsets: twins of one scene stay together, smaller shares are inside larger
+    ones, the share tracks the fraction, and videos without a scene count as their own."""
+    import pandas as pd
+
+    from phyprobe.data.manifest import Manifest
+    from phyprobe.training.pipeline import subsample_scenes
+
+    n_scenes, per = 400, 3
+    rows = [{"id": f"s{s}/v{k}", "metadata": {"scene": f"s{s}"}} for s in range(n_scenes) for k in range(per)]
+    rows += [{"id": f"loose{i}", "metadata": {}} for i in range(200)]
+    videos = pd.DataFrame(rows)
+    pairs = pd.DataFrame({"a": [f"s{s}/v0" for s in range(n_scenes)], "b": [f"s{s}/v1" for s in range(n_scenes)]})
+    m = Manifest(videos=videos, pairs=pairs, root=None)
+    assert subsample_scenes(m, 1.0) is m
+    half, quarter = subsample_scenes(m, 0.5), subsample_scenes(m, 0.25)
+    scene_sizes = half.videos["metadata"].map(lambda md: md.get("scene")).dropna().value_counts()
+    assert (scene_sizes == per).all()
+    assert set(quarter.videos["id"]) <= set(half.videos["id"])
+    assert abs(len(half.videos) / len(videos) - 0.5) < 0.07
+    loose = half.videos["id"].str.startswith("loose").sum()
+    assert 0 < loose < 200
+    assert set(half.pairs["a"]) | set(half.pairs["b"]) <= set(half.videos["id"])
+    assert len(half.pairs) == (scene_sizes.size)
+    with pytest.raises(ValueError, match="train_fraction"):
+        subsample_scenes(m, -0.1)

@@ -72,17 +72,39 @@ def score_features(head: PhyProbeHead, feats: torch.Tensor, batch: int = 1024) -
     return torch.cat([head(feats[i : i + batch].float()) for i in range(0, len(feats), batch)]).numpy()
 
 
+def _unit_hash(keys) -> np.ndarray:
+    """A fixed number in [0, 1) per key (sha1), so subsets chosen by it do not depend on the seed or row order."""
+    return np.array([int(hashlib.sha1(str(k).encode()).hexdigest()[:8], 16) / 2**32 for k in keys])
+
+
+def _check_fraction(name: str, fraction: float) -> None:
+    if not 0.0 <= fraction <= 1.0:
+        raise ValueError(f"data.{name} must be in [0, 1], got {fraction}")
+
+
 def anchors_of(videos: pd.DataFrame, fraction: float = 1.0) -> np.ndarray:
     """Calibration targets (NaN = none). With ``fraction`` < 1 only that share of the anchored videos
     keep theirs, chosen by a hash of the video id (the same videos whatever the seed or order): the
     paper anchors a minority of its data, the world anchors every plausible and every obvious clip."""
+    _check_fraction("anchor_fraction", fraction)
     anchors = videos["anchor"].astype(float).to_numpy()
-    if not 0.0 <= fraction <= 1.0:
-        raise ValueError(f"data.anchor_fraction must be in [0, 1], got {fraction}")
     if fraction < 1.0:
-        u = np.array([int(hashlib.sha1(str(v).encode()).hexdigest()[:8], 16) / 2**32 for v in videos["id"]])
-        anchors = np.where(u < fraction, anchors, np.nan)
+        anchors = np.where(_unit_hash(videos["id"]) < fraction, anchors, np.nan)
     return anchors
+
+
+def subsample_scenes(m: Manifest, fraction: float = 1.0) -> Manifest:
+    """The share ``fraction`` of ``m``'s scenes (a scene's videos go together, so twins are never split),
+    chosen by a hash of the scene name: a learning curve's smaller sets are nested in its larger ones.
+    Videos without a ``scene`` in their metadata count as their own scene."""
+    _check_fraction("train_fraction", fraction)
+    if fraction == 1.0:
+        return m
+    scenes = [(md or {}).get("scene", vid) for vid, md in zip(m.videos["id"], m.videos["metadata"])]
+    videos = m.videos[_unit_hash(scenes) < fraction].reset_index(drop=True)
+    ids = set(videos["id"])
+    pairs = m.pairs[m.pairs["a"].isin(ids) & m.pairs["b"].isin(ids)].reset_index(drop=True)
+    return Manifest(videos=videos, pairs=pairs, root=m.root)
 
 
 def build_encoder(backbone_cfg: DictConfig) -> FrozenEncoder:
@@ -113,7 +135,8 @@ def train(cfg: DictConfig) -> dict:
         atomic_write_json(out / "skipped_videos.json", skipped)
         log.warning("%d unreadable videos excluded; see %s", len(skipped), out / "skipped_videos.json")
 
-    train_m, val_m = manifest.split(*cfg.data.train_splits), manifest.split(*cfg.data.val_splits)
+    train_m = subsample_scenes(manifest.split(*cfg.data.train_splits), cfg.data.get("train_fraction", 1.0))
+    val_m = manifest.split(*cfg.data.val_splits)
     if train_m.pairs.empty:
         raise ValueError(f"no training pairs in splits {list(cfg.data.train_splits)} of {manifest.root}")
     head = PhyProbeHead(encoder.feature_dim, stats=tuple(cfg.pooling.stats), hidden=cfg.head.hidden, dropout=cfg.head.dropout)
