@@ -42,3 +42,23 @@ def test_motion_baseline_runs_through_eval(tiny_world, tmp_path):
     acc = res["results"]["world"]["same_scene_accuracy"]
     assert res["evaluator"] == "baseline: motion" and acc["n"] > 0 and 0.0 <= acc["value"] <= 1.0
     assert (tmp_path / "report.md").is_file()
+
+
+def test_vjepa2_surprisal_baseline_runs_through_eval(tiny_world, tmp_path):
+    """The paper's baseline end to end on real mp4s: the encoder's own sampling and preprocessing, its
+    predictor, the benchmark's protocol (a random-initialised tiny V-JEPA 2 stands in for the weights)."""
+    cfg = eval_cfg(tmp_path, ["benchmark=world_test", f"benchmark.manifest={tiny_world}", "baseline=vjepa2_surprisal",
+                              "vjepa2_surprisal.weights=null", "vjepa2_surprisal.tiny=true", "report=false"])
+    res = run_eval(cfg)
+    acc = res["results"]["world"]["same_scene_accuracy"]
+    assert res["evaluator"] == "baseline: vjepa2_surprisal" and acc["n"] > 0 and 0.0 <= acc["value"] <= 1.0
+    scores = pd.read_csv(tmp_path / "scores.csv")
+    assert scores["raw_score"].notna().all() and scores["raw_score"].nunique() > 1
+
+
+def test_unknown_baseline_names_the_ones_that_exist(tiny_world, tmp_path):
+    import pytest
+
+    cfg = eval_cfg(tmp_path, ["benchmark=world_test", f"benchmark.manifest={tiny_world}", "baseline=vjepa"])
+    with pytest.raises(ValueError, match="motion.*vjepa2_surprisal"):
+        run_eval(cfg)

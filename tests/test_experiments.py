@@ -49,6 +49,9 @@ def test_experiment_runs_at_toy_size(experiment, tiny_world, shared_cache, tmp_p
     assert saved["run"]["num_train_pairs"] > 0
     acc = metrics["benchmarks"]["world_test"]["world"]["same_scene_accuracy"]
     assert 0.0 <= acc["value"] <= 1.0 and acc["n"] > 0
+    if experiment == "encoder_vjepa2":  # the paper's baseline, V-JEPA 2's own predictor, sits beside ours
+        assert {"vjepa2_surprisal_max", "vjepa2_surprisal_mean"} <= set(metrics["baselines"]) & set(metrics["margins"])
+        assert metrics["baselines"]["vjepa2_surprisal_max"]["world_test"]["world"]["same_scene_accuracy"]["n"] == acc["n"]
 
 
 def test_default_run_writes_report_with_plots_and_baseline(tiny_world, shared_cache, tmp_path):

@@ -17,7 +17,8 @@ square at exactly that size. The official eval transform centre-crops; here fram
 
 ``layer``: features after block ``layer`` (0-based; None = last), always through the final
 LayerNorm, as V-JEPA 2's multi-level frozen evals read intermediate layers. Only the encoder runs;
-the predictor is loaded with the checkpoint and kept (``model.predictor``) for surprisal baselines.
+the predictor is loaded with the checkpoint and kept (``model.predictor``) for the surprisal baseline
+(:mod:`phyprobe.baselines.vjepa2_surprisal`).
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ class VJEPA2Encoder(FrozenEncoder):
     def frames_for(self, num_frames: int) -> int:
         return num_frames + num_frames % self.tubelet
 
-    def forward_features(self, clips: torch.Tensor) -> torch.Tensor:
+    def tokens(self, clips: torch.Tensor) -> torch.Tensor:
+        """(B, T, 3, H, W) -> patch tokens (B, T / tubelet, (H/16)*(W/16), D) after block ``layer`` and the final LayerNorm."""
         b, t, _, h, w = clips.shape
         if t % self.tubelet:
             raise ValueError(f"vjepa2 needs an even number of frames, got {t}; sample frames_for({t}) = "
@@ -68,7 +70,10 @@ class VJEPA2Encoder(FrozenEncoder):
         for block in enc.layer[: self.layer + 1]:
             x = block(x, None)[0]
         x = enc.layernorm(x)
-        return x.view(b, t // self.tubelet, (h // self.patch) * (w // self.patch), -1).mean(2).float()
+        return x.view(b, t // self.tubelet, (h // self.patch) * (w // self.patch), -1)
+
+    def forward_features(self, clips: torch.Tensor) -> torch.Tensor:
+        return self.tokens(clips).mean(2).float()
 
 
 def _config(size: str, tiny: bool):

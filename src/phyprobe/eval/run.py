@@ -37,16 +37,34 @@ def scorer_scores(scorer_dir: str | Path, manifest, cache_dir: str | Path, extra
 
 def motion_scores(manifest, num_frames: int = 16) -> dict[str, float]:
     """The optical-flow smoothness heuristic on every readable video (no learning, no encoder)."""
+    from ..baselines import score_each_video
     from ..baselines.motion import motion_score
-    from ..io.video import ClipSpec, VideoDecodeError, decode_clip
+    from ..io.video import ClipSpec
 
-    out = {}
-    for vid, path in zip(manifest.videos["id"], manifest.videos["path"]):
-        try:
-            out[vid] = motion_score(decode_clip(manifest.video_path(path), ClipSpec(num_frames)).frames)
-        except VideoDecodeError as e:
-            log.warning("not scored: %s", e)
-    return out
+    return score_each_video(manifest, ClipSpec(num_frames), motion_score)
+
+
+def vjepa2_surprisal_scores(manifest, size: str = "L", weights: str | None = "hub", tiny: bool = False,
+                            context: int = 2, stat: str = "max", num_frames: int = 16) -> dict[str, float]:
+    """V-JEPA 2's own-predictor surprisal (its ``stat`` over the clip) on every readable video; on the GPU when there is one."""
+    import torch
+
+    from ..baselines import vjepa2_surprisal as vs
+    from ..encoders import from_config
+    from ..io.video import ClipSpec
+
+    if stat not in vs.STATS:
+        raise ValueError(f"vjepa2_surprisal.stat must be one of {vs.STATS}, got {stat!r}")
+    encoder = from_config("vjepa2", size=size, weights=weights, tiny=tiny).to("cuda" if torch.cuda.is_available() else "cpu")
+    scores = vs.vjepa2_surprisal_scores(manifest, encoder, ClipSpec(num_frames), context=context)
+    if not scores:
+        raise ValueError(f"vjepa2_surprisal.num_frames={num_frames} makes one tubelet per clip: nothing to predict")
+    return scores[stat]
+
+
+BASELINES = {"motion": ("baseline: motion", lambda cfg, m: motion_scores(m)),
+             "vjepa2_surprisal": ("baseline: vjepa2_surprisal",
+                                  lambda cfg, m: vjepa2_surprisal_scores(m, **OmegaConf.to_container(cfg.vjepa2_surprisal)))}
 
 
 def run_eval(cfg: DictConfig) -> dict:
@@ -57,11 +75,13 @@ def run_eval(cfg: DictConfig) -> dict:
     manifest = bench.load_manifest()
     sources = [k for k in ("scorer", "run", "scores_csv", "baseline") if cfg.get(k)]
     if len(sources) != 1:
-        raise ValueError(f"give exactly one of scorer=DIR, run=RUN_DIR, scores_csv=FILE or baseline=motion (got {sources or 'none'})")
+        raise ValueError(f"give exactly one of scorer=DIR, run=RUN_DIR, scores_csv=FILE or baseline=NAME (got {sources or 'none'})")
     if cfg.get("baseline"):
-        if cfg.baseline != "motion":
-            raise ValueError(f"unknown baseline {cfg.baseline!r}: eval.py runs 'motion'; feature surprisal runs inside train.py")
-        scores, evaluator = motion_scores(manifest), "baseline: motion"
+        if cfg.baseline not in BASELINES:
+            raise ValueError(f"unknown baseline {cfg.baseline!r}: eval.py runs {sorted(BASELINES)}; "
+                             "same-encoder feature surprisal runs inside train.py")
+        evaluator, compute = BASELINES[cfg.baseline]
+        scores = compute(cfg, manifest)
     elif cfg.get("scores_csv"):
         from .external import read_external_scores
 

@@ -28,6 +28,7 @@ from ..encoders import FrozenEncoder, WeightsNotFoundError
 from ..head import PhyProbeHead
 from ..io.video import ClipSpec
 from ..runinfo import atomic_write_json, save_run_info
+from ..baselines.vjepa2_surprisal import uses_own_predictor, vjepa2_surprisal_scores
 from ..scorer import export_scorer
 from .data import PairFeatureDataModule
 from .evaluation import evaluate_run, restrict_all, same_scene_margins, surprisal_scores, write_run_report
@@ -180,6 +181,14 @@ def train(cfg: DictConfig) -> dict:
             metrics.setdefault("baselines", {})[f"surprisal_{stat}"] = evaluate_run(restricted, base, cfg.eval.n_boot)
             metrics.setdefault("margins", {})[f"surprisal_{stat}"] = same_scene_margins(
                 restricted, model_scores, base, cfg.eval.n_boot)
+        if uses_own_predictor(encoder) and restricted:  # the paper's baseline: V-JEPA 2's own predictor, on the benchmarks' videos
+            bench_videos = pd.concat([m.videos for _, m in restricted.values()]).drop_duplicates("id")
+            own = vjepa2_surprisal_scores(Manifest(videos=bench_videos, pairs=manifest.pairs.iloc[:0], root=manifest.root),
+                                          encoder.to("cuda" if torch.cuda.is_available() else "cpu"), clip)
+            for stat, base in own.items():
+                metrics.setdefault("baselines", {})[f"vjepa2_surprisal_{stat}"] = evaluate_run(restricted, base, cfg.eval.n_boot)
+                metrics.setdefault("margins", {})[f"vjepa2_surprisal_{stat}"] = same_scene_margins(
+                    restricted, model_scores, base, cfg.eval.n_boot)
     metrics["run"] = {"output_dir": str(out), "skipped_videos": len(skipped), "num_videos": len(manifest),
                       "head_parameters": head.num_parameters(), "num_train_pairs": len(train_m.pairs)}
     atomic_write_json(out / "metrics.json", metrics)
