@@ -21,7 +21,7 @@ BOOT = dict(n_boot=100, seed=0)
 
 def _video(vid, variant, scene, score, family=None, severity=0.0, degradation=None, split="test", source="world"):
     meta = {"family": family, "severity": severity, "scene": scene, "style": "flat", "degradation": degradation,
-            "variant": variant}
+            "variant": variant, "aspect": {"s2": "1:1"}.get(scene, "16:9")}
     row = {"id": vid, "path": f"clips/{vid}.mp4", "source": source, "is_real": False,
            "magnitude": severity if variant == "violated" else 0.0, "anchor": None, "split": split, "metadata": meta}
     return row, score
@@ -82,6 +82,10 @@ def test_world_same_scene_figures(world):
     assert value(r["same_scene_accuracy_severity_ge_0.5"]) == pytest.approx(2.5 / 4)
     fam = r["same_scene_accuracy_by_family"]
     assert value(fam["teleport"]) == pytest.approx(2.5 / 3) and value(fam["gravity"]) == 0.5
+    # severe pairs by aspect: 16:9 holds v0b (wrong), v1a (tie) and v1b (right); 1:1 holds v2a (right)
+    asp = r["same_scene_accuracy_severity_ge_0.5_by_aspect"]
+    assert set(asp) == {"16:9", "1:1"} and asp["16:9"]["n"] == 3 and asp["1:1"]["n"] == 1
+    assert value(asp["16:9"]) == pytest.approx(1.5 / 3) and value(asp["1:1"]) == 1.0
     sev = r["same_scene_accuracy_by_severity"]
     assert list(sev) == ["[0.00,0.25)", "[0.25,0.50)", "[0.50,0.75)", "[0.75,1.00]"]
     assert sev["[0.00,0.25)"] == {"value": None, "low": None, "high": None, "n": 0}
