@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
+import numpy as np
+
 import pandas as pd
 
 VIDEOS_FILE = "videos.jsonl"
@@ -181,12 +183,17 @@ class Manifest:
     def paths(self) -> list[Path]:
         return [self.video_path(p) for p in self.videos["path"]]
 
+    def keep(self, videos) -> "Manifest":
+        """The videos selected by the boolean mask ``videos``, and the pairs whose two videos both stay."""
+        v = self.videos[np.asarray(videos, dtype=bool)].reset_index(drop=True)
+        ids = set(v["id"])
+        p = self.pairs[self.pairs["a"].isin(ids) & self.pairs["b"].isin(ids)]
+        return Manifest(videos=v, pairs=p.reset_index(drop=True), root=self.root)
+
     def split(self, *names: str) -> "Manifest":
         """The videos and pairs of the given split(s); pairs keep only videos that stay."""
-        v = self.videos[self.videos["split"].isin(names)].reset_index(drop=True)
-        ids = set(v["id"])
-        p = self.pairs[self.pairs["split"].isin(names) & self.pairs["a"].isin(ids) & self.pairs["b"].isin(ids)]
-        return Manifest(videos=v, pairs=p.reset_index(drop=True), root=self.root)
+        m = self.keep(self.videos["split"].isin(names))
+        return Manifest(videos=m.videos, pairs=m.pairs[m.pairs["split"].isin(names)].reset_index(drop=True), root=self.root)
 
     def __len__(self) -> int:
         return len(self.videos)

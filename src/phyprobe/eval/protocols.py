@@ -411,12 +411,11 @@ class Benchmark:
         if self.split:
             m = m.split(*self.split)
         v = m.videos
+        keep = np.ones(len(v), dtype=bool)
         for key, want in self.where.items():
             col = v[key] if key in v.columns else _meta(v, key)
-            v = v[_select(col, want)]
-        ids = set(v["id"])
-        p = m.pairs[m.pairs["a"].isin(ids) & m.pairs["b"].isin(ids)]
-        return Manifest(videos=v.reset_index(drop=True), pairs=p.reset_index(drop=True), root=m.root)
+            keep &= np.asarray(_select(col, want), dtype=bool)
+        return m.keep(keep)
 
     def evaluate(self, scores: Mapping[str, float], manifest: Manifest | None = None, **boot) -> dict:
         """``{protocol: figures}`` for every protocol of the benchmark."""

@@ -44,7 +44,7 @@ def motion_scores(manifest, num_frames: int = 16) -> dict[str, float]:
     return score_each_video(manifest, ClipSpec(num_frames), motion_score)
 
 
-def vjepa2_surprisal_scores(manifest, size: str = "L", weights: str | None = "hub", tiny: bool = False,
+def vjepa2_surprisal_from_config(manifest, size: str = "L", weights: str | None = "hub", tiny: bool = False,
                             context: int = 2, stat: str = "max", num_frames: int = 16) -> dict[str, float]:
     """V-JEPA 2's own-predictor surprisal (its ``stat`` over the clip) on every readable video; on the GPU when there is one."""
     import torch
@@ -64,7 +64,7 @@ def vjepa2_surprisal_scores(manifest, size: str = "L", weights: str | None = "hu
 
 BASELINES = {"motion": ("baseline: motion", lambda cfg, m: motion_scores(m)),
              "vjepa2_surprisal": ("baseline: vjepa2_surprisal",
-                                  lambda cfg, m: vjepa2_surprisal_scores(m, **OmegaConf.to_container(cfg.vjepa2_surprisal)))}
+                                  lambda cfg, m: vjepa2_surprisal_from_config(m, **OmegaConf.to_container(cfg.vjepa2_surprisal)))}
 
 
 def run_eval(cfg: DictConfig) -> dict:

@@ -54,17 +54,15 @@ def load_feature_table(cache: FeatureCache, manifest: Manifest, streaming: bool 
             reason = failures.get(vid, {}).get("reason", "missing from the feature cache")
             skipped.append({"id": vid, "path": path, "reason": reason})
             log.warning("excluding video %s (%s): %s", vid, path, reason)
-    keep = manifest.videos["id"].isin(cached)
-    videos = manifest.videos[keep].reset_index(drop=True)
-    ids = set(videos["id"])
-    pairs = manifest.pairs[manifest.pairs["a"].isin(ids) & manifest.pairs["b"].isin(ids)].reset_index(drop=True)
+    kept = manifest.keep(manifest.videos["id"].isin(cached))
+    videos = kept.videos
     if streaming:
         table = ShardFeatureTable(cache, videos["id"])
     else:
         feats = cache.load(videos["id"])
         table = torch.from_numpy(np.stack([feats[v] for v in videos["id"]]))
     row_of = {v: i for i, v in enumerate(videos["id"])}
-    return table, row_of, Manifest(videos=videos, pairs=pairs, root=manifest.root), skipped
+    return table, row_of, kept, skipped
 
 
 @torch.inference_mode()
@@ -102,10 +100,7 @@ def subsample_scenes(m: Manifest, fraction: float = 1.0) -> Manifest:
     if fraction == 1.0:
         return m
     scenes = [(md or {}).get("scene", vid) for vid, md in zip(m.videos["id"], m.videos["metadata"])]
-    videos = m.videos[_unit_hash(scenes) < fraction].reset_index(drop=True)
-    ids = set(videos["id"])
-    pairs = m.pairs[m.pairs["a"].isin(ids) & m.pairs["b"].isin(ids)].reset_index(drop=True)
-    return Manifest(videos=videos, pairs=pairs, root=m.root)
+    return m.keep(_unit_hash(scenes) < fraction)
 
 
 def build_encoder(backbone_cfg: DictConfig) -> FrozenEncoder:
@@ -182,8 +177,8 @@ def train(cfg: DictConfig) -> dict:
             metrics.setdefault("margins", {})[f"surprisal_{stat}"] = same_scene_margins(
                 restricted, model_scores, base, cfg.eval.n_boot)
         if uses_own_predictor(encoder) and restricted:  # the paper's baseline: V-JEPA 2's own predictor, on the benchmarks' videos
-            bench_videos = pd.concat([m.videos for _, m in restricted.values()]).drop_duplicates("id")
-            own = vjepa2_surprisal_scores(Manifest(videos=bench_videos, pairs=manifest.pairs.iloc[:0], root=manifest.root),
+            bench_ids = set().union(*(m.videos["id"] for _, m in restricted.values()))
+            own = vjepa2_surprisal_scores(manifest.keep(manifest.videos["id"].isin(bench_ids)),
                                           encoder.to("cuda" if torch.cuda.is_available() else "cpu"), clip)
             for stat, base in own.items():
                 metrics.setdefault("baselines", {})[f"vjepa2_surprisal_{stat}"] = evaluate_run(restricted, base, cfg.eval.n_boot)
