@@ -13,6 +13,8 @@ with resolution. It measures motion glitches only — no gravity, no contacts, n
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import cv2
 import numpy as np
 
@@ -57,3 +59,13 @@ def motion_score(frames_uint8_thwc: np.ndarray, quantile: float = 0.99, edge_fra
                               borderMode=cv2.BORDER_REPLICATE)
             per_step.append(float(np.quantile(np.linalg.norm(moved - cur, axis=-1)[mask], quantile)))
     return max(per_step) / float(np.hypot(h, w))
+
+
+def motion_scores(manifest, num_frames: int = 16, cache_dir: str | Path | None = None) -> dict[str, float]:
+    """:func:`motion_score` on every readable video of ``manifest``; with ``cache_dir``, each video's
+    score is kept there and never computed twice (training runs report it on every benchmark)."""
+    from ..io.video import ClipSpec
+    from . import ScoreCache, score_each_video
+
+    cache = None if cache_dir is None else ScoreCache(Path(cache_dir) / "motion.jsonl", f"motion-v1-T{num_frames}")
+    return score_each_video(manifest, ClipSpec(num_frames), motion_score, cache)

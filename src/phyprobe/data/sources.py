@@ -22,12 +22,37 @@ def world(out_dir: str | Path, num_scenes: int, seed: int = 0, workers: int | No
     return Manifest.load(root)
 
 
-def merge(*manifests: Manifest, root: str | Path | None = None) -> Manifest:
-    """Several sources in one manifest; video paths become absolute so each keeps its own root."""
+def worlds(out_dir: str | Path, seed: int = 0, workers: int | None = None, **engines: dict) -> Manifest:
+    """Several physics worlds in one manifest directory (``out_dir/<engine>/`` each, plus one
+    ``videos.jsonl`` / ``pairs.jsonl`` over all of them with paths relative to ``out_dir``).
+
+    ``engines`` maps a world name to its build options, e.g. ``planar={"engine": "2d", "num_scenes":
+    300}, bullet={"engine": "3d", "num_scenes": 300, "include_real": False}``. Each world is built (or
+    found built) on its own, so growing one does not rebuild the other. The combined tables are what
+    cross-world runs train and evaluate on, and what benchmark configs point at.
+    """
+    from ..world.build import build_world
+
+    out = Path(out_dir)
+    parts = []
+    for name, opts in sorted(engines.items()):
+        opts = dict(opts)
+        root = build_world(out / name, num_scenes=opts.pop("num_scenes"), seed=seed, workers=workers, **opts)
+        m = Manifest.load(root)
+        m.videos["path"] = [p if Path(p).is_absolute() else f"{name}/{p}" for p in m.videos["path"]]
+        parts.append(Manifest(videos=m.videos, pairs=m.pairs, root=out))
+    merge(*parts, root=out, relative=True).save(out)  # atomic and deterministic: rewriting it changes no byte
+    return Manifest.load(out)
+
+
+def merge(*manifests: Manifest, root: str | Path | None = None, relative: bool = False) -> Manifest:
+    """Several sources in one manifest; video paths become absolute so each keeps its own root
+    (``relative``: the paths are kept as they are, for manifests that already share ``root``)."""
     videos, pairs = [], []
     for m in manifests:
         v = m.videos.copy()
-        v["path"] = [str(m.video_path(p).resolve()) for p in v["path"]]
+        if not relative:
+            v["path"] = [str(m.video_path(p).resolve()) for p in v["path"]]
         videos.append(v)
         pairs.append(m.pairs)
     v = pd.concat(videos, ignore_index=True)

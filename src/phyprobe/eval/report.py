@@ -165,6 +165,15 @@ def _fmt(x) -> str:
     return "—" if x is None else f"{x:.3f}"
 
 
+def fmt_leaf(leaf: Mapping | None) -> str:
+    """A figure as "value [low, high] n=N" (or just the value when it has no interval)."""
+    if not leaf or leaf.get("value") is None:
+        return ""
+    if leaf.get("low") is None:
+        return f"{leaf['value']:.3f}"
+    return f"{leaf['value']:.3f} [{leaf['low']:.3f}, {leaf['high']:.3f}] n={leaf['n']}"
+
+
 def _table(metrics: Mapping) -> list[str]:
     lines = ["| figure | value | 95% CI | n |", "|---|---:|---|---:|"]
     for k, v in flatten_metrics(metrics).items():

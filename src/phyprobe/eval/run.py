@@ -15,6 +15,7 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from ..runinfo import atomic_write_json, save_run_info
+from ..baselines.motion import motion_scores
 from .protocols import load_benchmark
 
 log = logging.getLogger(__name__)
@@ -35,15 +36,6 @@ def scorer_scores(scorer_dir: str | Path, manifest, cache_dir: str | Path, extra
     return dict(zip(kept.videos["id"], score_features(scorer.head, feats)))
 
 
-def motion_scores(manifest, num_frames: int = 16) -> dict[str, float]:
-    """The optical-flow smoothness heuristic on every readable video (no learning, no encoder)."""
-    from ..baselines import score_each_video
-    from ..baselines.motion import motion_score
-    from ..io.video import ClipSpec
-
-    return score_each_video(manifest, ClipSpec(num_frames), motion_score)
-
-
 def vjepa2_surprisal_from_config(manifest, size: str = "L", weights: str | None = "hub", tiny: bool = False,
                             context: int = 2, stat: str = "max", num_frames: int = 16) -> dict[str, float]:
     """V-JEPA 2's own-predictor surprisal (its ``stat`` over the clip) on every readable video; on the GPU when there is one."""
@@ -62,7 +54,7 @@ def vjepa2_surprisal_from_config(manifest, size: str = "L", weights: str | None 
     return scores[stat]
 
 
-BASELINES = {"motion": ("baseline: motion", lambda cfg, m: motion_scores(m)),
+BASELINES = {"motion": ("baseline: motion", lambda cfg, m: motion_scores(m, cache_dir=cfg.paths.baseline_cache_dir)),
              "vjepa2_surprisal": ("baseline: vjepa2_surprisal",
                                   lambda cfg, m: vjepa2_surprisal_from_config(m, **OmegaConf.to_container(cfg.vjepa2_surprisal)))}
 

@@ -12,6 +12,7 @@ import torch
 
 from ..data.manifest import Manifest
 from ..eval.protocols import flatten_metrics, load_benchmark, same_scene_margin
+from ..eval.report import fmt_leaf
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +42,37 @@ def restrict_all(manifest: Manifest, benchmarks: Mapping[str, Mapping]) -> dict:
             continue
         out[name] = (bench, m)
     return out
+
+
+def distribution_labels(restricted: Mapping[str, tuple], trained_on: list[str]) -> dict[str, str]:
+    """``{benchmark: label}``: ``in`` when the benchmark's videos come from sources the head trained on
+    (``trained_on``: sources with training videos) and from splits like the training data's; otherwise
+    ``out:`` and every reason (an unseen source, held-out families, a held-out style)."""
+    out = {}
+    for name, (bench, m) in restricted.items():
+        splits = set(bench.split or [])
+        reasons = [why for why, hit in (("unseen source", bool(set(m.videos["source"]) - set(trained_on))),
+                                        ("held-out families", "heldout_family" in splits),
+                                        ("held-out style", "heldout_style" in splits)) if hit]
+        out[name] = "out: " + " + ".join(reasons) if reasons else "in"
+    return out
+
+
+def side_by_side(metrics: Mapping, figure: str) -> list[str]:
+    """Markdown rows: ``figure`` for every evaluator (rows) on every benchmark (columns), in-distribution
+    benchmarks first, each column labelled with why it is in or out of distribution."""
+    dist = metrics.get("distribution", {})
+    benches = sorted(metrics["benchmarks"], key=lambda b: (dist.get(b, "in") != "in", dist.get(b, ""), b))
+    evaluators = {"phyprobe": metrics["benchmarks"], **metrics.get("baselines", {})}
+    lines = ["| evaluator | " + " | ".join(f"{b} ({dist.get(b, '?')})" for b in benches) + " |",
+             "|---|" + "---|" * len(benches)]
+    for name, per in evaluators.items():
+        cells = []
+        for b in benches:
+            flat = {k.split(".", 1)[1] if "." in k else k: v for k, v in flatten_metrics(per.get(b, {})).items()}
+            cells.append(fmt_leaf(flat.get(figure)))
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def same_scene_margins(restricted: Mapping[str, tuple], scores: Mapping[str, float], other: Mapping[str, float],
@@ -79,15 +111,6 @@ def surprisal_scores(feats: torch.Tensor, fit_rows: list[int], context: int = 2)
     return {k: np.array([p[k] for p in per]) for k in ("max", "mean")}
 
 
-def _cell(leaf: Mapping | None) -> str:
-    """A figure as "value [low, high] n=N" (or just the value when it has no interval)."""
-    if not leaf or leaf.get("value") is None:
-        return ""
-    if leaf.get("low") is None:
-        return f"{leaf['value']:.3f}"
-    return f"{leaf['value']:.3f} [{leaf['low']:.3f}, {leaf['high']:.3f}] n={leaf['n']}"
-
-
 def headline_table(results: Mapping[str, Mapping[str, Mapping]]) -> list[str]:
     """Markdown rows: one per (evaluator, benchmark), the headline figures with their intervals."""
     lines = ["| evaluator | benchmark | " + " | ".join(f"`{h}`" for h in HEADLINE) + " |",
@@ -95,7 +118,7 @@ def headline_table(results: Mapping[str, Mapping[str, Mapping]]) -> list[str]:
     for evaluator, per_bench in results.items():
         for bench, res in per_bench.items():
             flat = {k.split(".", 1)[1] if "." in k else k: v for k, v in flatten_metrics(res).items()}
-            cells = [_cell(flat.get(h) or flat.get(f"quality_confound.{h}")) for h in HEADLINE]
+            cells = [fmt_leaf(flat.get(h) or flat.get(f"quality_confound.{h}")) for h in HEADLINE]
             lines.append(f"| {evaluator} | {bench} | " + " | ".join(cells) + " |")
     return lines
 
@@ -123,12 +146,24 @@ def write_run_report(out: Path, metrics: dict, scores: pd.DataFrame, restricted:
     head = ["# phyprobe run report", "", f"Run directory: `{out}`. Raw scores (before clipping) are evaluated; "
             "intervals are 95 % percentile bootstrap. Baselines use the same encoder's features.", "",
             "## Headline figures", "", *headline_table(evaluators), ""]
-    margins = [f"| {b} | {bench} | {_cell(r)} |" for b, per in metrics.get("margins", {}).items()
+    margins = [f"| {b} | {bench} | {fmt_leaf(r)} |" for b, per in metrics.get("margins", {}).items()
                for bench, r in per.items()]
     if margins:
         head += ["## Margin over the baselines", "", "Same-scene accuracy (severity ≥ the benchmark's `severe`) of "
                  "phyprobe minus the baseline's, on the same twin pairs (paired bootstrap).", "",
                  "| baseline | benchmark | margin [95 % CI] n=pairs |", "|---|---|---|", *margins, ""]
+    if metrics.get("distribution"):
+        head += ["## In and out of distribution", "", f"Trained on sources {metrics.get('trained_on')}. A benchmark is "
+                 "*in* distribution when its source and split are like the training data's.", ""]
+        for fig in ("same_scene_accuracy_severity_ge_0.5", "auroc_plausible_vs_violated"):
+            head += [f"`{fig}`:", "", *side_by_side(metrics, fig), ""]
+    if metrics.get("shortcuts"):
+        from ..eval.shortcuts import markdown as shortcut_rows
+
+        head += ["## Shortcut diagnostics", "", "Plausible clips are plausible whatever made them: an evaluator "
+                 "that scores physics gives every source's plausible clips the same low score. *Separability* is "
+                 "how well the score alone tells two sources' plausible clips apart (AUROC folded to ≥ 0.5; 0.5 = "
+                 "not at all, 1 = the score is a source label).", "", *shortcut_rows(metrics["shortcuts"]), ""]
     if pages:
         head += ["Per-benchmark pages: " + ", ".join(f"[{k}]({v})" for k, v in pages.items()), ""]
     path = out / "report.md"

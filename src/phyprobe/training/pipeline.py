@@ -31,7 +31,10 @@ from ..runinfo import atomic_write_json, save_run_info
 from ..baselines.vjepa2_surprisal import uses_own_predictor, vjepa2_surprisal_scores
 from ..scorer import export_scorer
 from .data import PairFeatureDataModule
-from .evaluation import evaluate_run, restrict_all, same_scene_margins, surprisal_scores, write_run_report
+from ..baselines.motion import motion_scores
+from ..eval.shortcuts import shortcut_diagnostics
+from .evaluation import (distribution_labels, evaluate_run, restrict_all, same_scene_margins, surprisal_scores,
+                         write_run_report)
 from .module import PhyProbeModule
 
 log = logging.getLogger(__name__)
@@ -103,6 +106,20 @@ def subsample_scenes(m: Manifest, fraction: float = 1.0) -> Manifest:
     return m.keep(_unit_hash(scenes) < fraction)
 
 
+def train_sources(manifest: Manifest, wanted) -> list[str]:
+    """The sources the head trains (and selects checkpoints) on: ``data.train_sources``, or all of the
+    data's sources when it is null. The other sources are then seen only by the evaluation, which is
+    how a cross-world or leave-one-source-out run is made."""
+    present = sorted(manifest.videos["source"].unique())
+    if wanted is None:
+        return present
+    wanted = [str(s) for s in wanted]
+    missing = sorted(set(wanted) - set(present))
+    if missing:
+        raise ValueError(f"data.train_sources names source(s) {missing} that {manifest.root} does not have; it has {present}")
+    return sorted(wanted)
+
+
 def build_encoder(backbone_cfg: DictConfig) -> FrozenEncoder:
     """Instantiate the configured encoder; Hydra's wrapper is removed from a missing-weights error
     so that the user sees what to download and where, not a trace through Hydra."""
@@ -131,8 +148,11 @@ def train(cfg: DictConfig) -> dict:
         atomic_write_json(out / "skipped_videos.json", skipped)
         log.warning("%d unreadable videos excluded; see %s", len(skipped), out / "skipped_videos.json")
 
-    train_m = subsample_scenes(manifest.split(*cfg.data.train_splits), cfg.data.get("train_fraction", 1.0))
-    val_m = manifest.split(*cfg.data.val_splits)
+    sources = train_sources(manifest, cfg.data.get("train_sources"))
+    trainable = manifest.keep(manifest.videos["source"].isin(sources))
+    train_m = subsample_scenes(trainable.split(*cfg.data.train_splits), cfg.data.get("train_fraction", 1.0))
+    val_m = trainable.split(*cfg.data.val_splits)  # checkpoints are chosen on the training sources alone
+    trained_on = sorted(train_m.videos["source"].unique())  # a source without training videos is out of distribution
     if train_m.pairs.empty:
         raise ValueError(f"no training pairs in splits {list(cfg.data.train_splits)} of {manifest.root}")
     head = PhyProbeHead(encoder.feature_dim, stats=tuple(cfg.pooling.stats), hidden=cfg.head.hidden, dropout=cfg.head.dropout)
@@ -161,29 +181,32 @@ def train(cfg: DictConfig) -> dict:
 
     head_cfg = {"feature_dim": encoder.feature_dim, "stats": list(cfg.pooling.stats), "hidden": cfg.head.hidden, "dropout": cfg.head.dropout}
     scorer_dir = export_scorer(out / "scorer", encoder, head, clip, cfg.feature_dtype, head_cfg,
-                               extra={"training": {"run_dir": str(out), "seed": cfg.seed, "num_train_pairs": len(train_m.pairs),
+                               extra={"training": {"run_dir": str(out), "seed": cfg.seed, "num_train_pairs": len(train_m.pairs), "trained_on": trained_on,
                                                    "feature_cache": str(cache.dir)}})
     log.info("scorer exported to %s", scorer_dir)
 
     restricted = restrict_all(manifest, cfg.eval.benchmarks)
     model_scores = dict(zip(scores["id"], raw))
-    metrics = {"benchmarks": evaluate_run(restricted, model_scores, cfg.eval.n_boot)}
+    metrics = {"benchmarks": evaluate_run(restricted, model_scores, cfg.eval.n_boot),
+               "distribution": distribution_labels(restricted, trained_on), "trained_on": trained_on}
+    baselines = {}
     if "surprisal" in cfg.eval.baselines:
         plausible_train = [row_of[v] for v, var in zip(train_m.videos["id"], train_m.videos["metadata"])
                            if (var or {}).get("variant", "plausible") == "plausible" and v in row_of]
         for stat, vals in surprisal_scores(feats, plausible_train).items():
-            base = dict(zip(manifest.videos["id"], vals))
-            metrics.setdefault("baselines", {})[f"surprisal_{stat}"] = evaluate_run(restricted, base, cfg.eval.n_boot)
-            metrics.setdefault("margins", {})[f"surprisal_{stat}"] = same_scene_margins(
-                restricted, model_scores, base, cfg.eval.n_boot)
-        if uses_own_predictor(encoder) and restricted:  # the paper's baseline: V-JEPA 2's own predictor, on the benchmarks' videos
-            bench_ids = set().union(*(m.videos["id"] for _, m in restricted.values()))
-            own = vjepa2_surprisal_scores(manifest.keep(manifest.videos["id"].isin(bench_ids)),
-                                          encoder.to("cuda" if torch.cuda.is_available() else "cpu"), clip)
-            for stat, base in own.items():
-                metrics.setdefault("baselines", {})[f"vjepa2_surprisal_{stat}"] = evaluate_run(restricted, base, cfg.eval.n_boot)
-                metrics.setdefault("margins", {})[f"vjepa2_surprisal_{stat}"] = same_scene_margins(
-                    restricted, model_scores, base, cfg.eval.n_boot)
+            baselines[f"surprisal_{stat}"] = dict(zip(manifest.videos["id"], vals))
+    bench_videos = manifest.keep(manifest.videos["id"].isin(set().union(*(m.videos["id"] for _, m in restricted.values()))))
+    if "motion" in cfg.eval.baselines and restricted:  # the zero-parameter flow heuristic, on the benchmarks' videos
+        baselines["motion"] = motion_scores(bench_videos, clip.num_frames, cache_dir=cfg.paths.get("baseline_cache_dir"))
+    if "surprisal" in cfg.eval.baselines and uses_own_predictor(encoder) and restricted:
+        # the paper's baseline: V-JEPA 2's own predictor, on the benchmarks' videos
+        own = vjepa2_surprisal_scores(bench_videos, encoder.to("cuda" if torch.cuda.is_available() else "cpu"), clip)
+        baselines.update({f"vjepa2_surprisal_{stat}": base for stat, base in own.items()})
+    for name, base in baselines.items():
+        metrics.setdefault("baselines", {})[name] = evaluate_run(restricted, base, cfg.eval.n_boot)
+        metrics.setdefault("margins", {})[name] = same_scene_margins(restricted, model_scores, base, cfg.eval.n_boot)
+    metrics["shortcuts"] = {name: shortcut_diagnostics(bench_videos.videos, sc, cfg.eval.n_boot)
+                            for name, sc in {"phyprobe": model_scores, **baselines}.items()}
     metrics["run"] = {"output_dir": str(out), "skipped_videos": len(skipped), "num_videos": len(manifest),
                       "head_parameters": head.num_parameters(), "num_train_pairs": len(train_m.pairs)}
     atomic_write_json(out / "metrics.json", metrics)

@@ -24,20 +24,29 @@ from phyprobe.io.video import write_video
 from phyprobe.world.degrade import DEGRADATIONS, degrade
 from phyprobe.world.pairs import SceneGroup, make_pairs
 from phyprobe.world.real import MAX_JUMP_FRACTION, PERTURBATIONS, SOURCES, is_brief, load_source, perturb
-from phyprobe.world.render import Renderer, Track
-from phyprobe.world.scene import sample_scene, scene_rng
-from phyprobe.world.simulate import simulate
+from phyprobe.world.engine import Engine
+from phyprobe.world.scene import scene_rng
 from phyprobe.world.splits import DEFAULT_FRACTIONS, assign_splits
-from phyprobe.world.violations import FAMILIES, apply_violation, plan_violation
 
 BUILD_FILE = "build.json"
 BUILD_VERSION = 1
+ENGINES = {"2d": "phyprobe.world.planar", "3d": "phyprobe.world.bullet"}  # engine name -> module exposing ENGINE
+
+
+def get_engine(name: str) -> Engine:
+    """The physics engine registered as ``name`` (imported on first use: pybullet only loads for 3D)."""
+    if name not in ENGINES:
+        raise ValueError(f"unknown world engine {name!r}; known: {sorted(ENGINES)}")
+    import importlib
+
+    return importlib.import_module(ENGINES[name]).ENGINE
 
 
 @dataclass(frozen=True)
 class WorldOptions:
     """Sizes default to a CPU demo: 5 clips of 32 frames per scene, a few dozen real segments."""
 
+    engine: str = "2d"  # 2d: planar pymunk world | 3d: pybullet world (see ENGINES)
     num_violated: int = 3
     num_quality: int = 1
     num_frames: int = 32
@@ -51,10 +60,11 @@ class WorldOptions:
 
     def __post_init__(self):
         object.__setattr__(self, "heldout_families", tuple(self.heldout_families))
-        unknown = set(self.heldout_families) - set(FAMILIES)
+        families = get_engine(self.engine).families
+        unknown = set(self.heldout_families) - set(families)
         if unknown:
-            raise ValueError(f"unknown held-out famil(ies) {sorted(unknown)}; known: {sorted(FAMILIES)}")
-        if len(self.heldout_families) >= len(FAMILIES):
+            raise ValueError(f"unknown held-out famil(ies) {sorted(unknown)} for the {self.engine} world; known: {sorted(families)}")
+        if len(self.heldout_families) >= len(families):
             raise ValueError("held-out families must leave at least one family for train/val/test")
         if self.num_frames < 16:
             raise ValueError(f"num_frames must be >= 16 (the model samples 16), got {self.num_frames}")
@@ -92,67 +102,59 @@ def _write(out: Path, rel: str, produce, fps: float, preset: str) -> None:
 
 
 def build_scene(out: Path, seed: int, index: int, split: str, opts: WorldOptions) -> tuple[list[dict], SceneGroup]:
-    """All clips of one scene: plausible, its violated variants and its quality-degraded twins."""
-    scene = sample_scene(seed, index, opts.num_frames, heldout_style=split == "heldout_style")
-    plausible = simulate(scene)
+    """All clips of one scene: plausible, its violated variants, its quality-degraded twins and (where
+    the engine has them) its nuisance-only twins (camera, lighting, texture: plausible by construction)."""
+    engine = get_engine(opts.engine)
+    scene = engine.scene(seed, index, opts.num_frames, heldout_style=split == "heldout_style")
     rng = scene_rng(seed, index, 2)
-    pool = opts.heldout_families if split == "heldout_family" else tuple(f for f in FAMILIES if f not in opts.heldout_families)
-    plan = plan_violation(str(pool[int(rng.integers(len(pool)))]), scene, plausible, rng)
+    pool = opts.heldout_families if split == "heldout_family" else tuple(f for f in engine.families if f not in opts.heldout_families)
+    plan = scene.plan(str(pool[int(rng.integers(len(pool)))]), rng)
     sev = severities(rng, opts.num_violated)
-    lazy: dict = {}
-
-    def renderer() -> Renderer:
-        if "r" not in lazy:
-            lazy["r"] = Renderer(scene, plausible)
-        return lazy["r"]
-
-    def plausible_frames() -> np.ndarray:
-        if "p" not in lazy:
-            lazy["p"] = renderer().render(Track.from_trajectory(plausible))
-        return lazy["p"]
-
-    st = scene.style
-    base = {
-        "scene": scene.key,
-        "scene_index": index,
-        "world_seed": seed,
-        "style": st.name,
-        "background": st.background,
-        "texture": st.texture,
-        "lighting": st.lighting,
-        "camera": st.camera,
-        "aspect": st.aspect,
-        "width": st.width,
-        "height": st.height,
-        "fps": scene.fps,
-        "num_frames": scene.num_frames,
-        "num_bodies": len(scene.bodies),
-        "shapes": [b.kind for b in scene.bodies],
-        "brief": False,
-    }
-    folder = f"world/{scene.key}"
+    base = {"scene": scene.key, "scene_index": index, "world_seed": seed, **scene.metadata(),
+            "fps": scene.fps, "num_frames": scene.num_frames, "brief": False}
+    folder = f"{engine.source}/{scene.key}"
     rows = []
-    vid = f"{folder}/plausible"
-    _write(out, vid + ".mp4", plausible_frames, scene.fps, opts.preset)
-    meta = {**base, "variant": "plausible", "family": "none", "severity": 0.0, "degradation": "none"}
-    rows.append(_video_row(vid, vid + ".mp4", "world", True, 0.0, split, opts.anchor_threshold, meta))
-    group = SceneGroup(order=index, split=split, source="world", plausible=vid)
+
+    def add(variant: str, make, is_real: bool, severity: float, meta: dict, engine_meta: bool = False) -> str:
+        """Write one clip (unless it exists) and its manifest row. ``make()`` returns (frames, metadata);
+        with ``engine_meta`` the row needs that metadata (only the engine knows, e.g., whether a violation
+        is brief), so a resumed build asks for it even when the mp4 is already there."""
+        vid = f"{folder}/{variant}"
+        made = None
+        if not (out / f"{vid}.mp4").exists():
+            made = make()
+            write_video(out / f"{vid}.mp4", made[0], scene.fps, preset=opts.preset)
+        extra = (made or make())[1] if engine_meta else {}
+        rows.append(_video_row(vid, vid + ".mp4", engine.source, is_real, severity, split, opts.anchor_threshold,
+                               {**base, **meta, **extra}))
+        return vid
+
+    group = SceneGroup(order=index, split=split, source=engine.source,
+                       plausible=add("plausible", lambda: (scene.plausible(), {}), True, 0.0,
+                                     {"variant": "plausible", "family": "none", "severity": 0.0, "degradation": "none"}))
     for k, s in enumerate(sev):
-        vid = f"{folder}/violated{k}"
-        _write(out, vid + ".mp4", lambda s=s: renderer().render(apply_violation(plan, scene, plausible, s).track), scene.fps, opts.preset)
-        meta = {**base, "variant": "violated", **plan.to_metadata(), "severity": s, "degradation": "none"}
-        rows.append(_video_row(vid, vid + ".mp4", "world", False, s, split, opts.anchor_threshold, meta))
+        vid = add(f"violated{k}", lambda s=s: scene.violated(plan, s), False, s,
+                  {"variant": "violated", **plan.to_metadata(), "severity": s, "degradation": "none"}, engine_meta=True)
         group.violated.append((vid, s))
     for k in range(opts.num_quality):
         qrng = scene_rng(seed, index, 20 + k)
         kind = DEGRADATIONS[int(qrng.integers(len(DEGRADATIONS)))]
         strength = round(float(qrng.uniform(0.2, 1.0)), 3)
-        vid = f"{folder}/quality{k}"
-        _write(out, vid + ".mp4", lambda: degrade(plausible_frames(), kind, strength, qrng), scene.fps, opts.preset)
-        meta = {**base, "variant": "quality", "family": "none", "severity": 0.0, "degradation": kind, "degradation_strength": strength}
-        rows.append(_video_row(vid, vid + ".mp4", "world", True, 0.0, split, opts.anchor_threshold, meta))
-        group.quality.append(vid)
+        group.quality.append(add(f"quality{k}", lambda: (degrade(scene.plausible(), kind, strength, qrng), {}), True, 0.0,
+                                 {"variant": "quality", "family": "none", "severity": 0.0, "degradation": kind,
+                                  "degradation_strength": strength}))
+    for k in range(engine.num_nuisance):
+        # A nuisance twin is plausible and changed only in what is not physics (camera path, lighting,
+        # textures), so it joins the quality twins: tie pairs with its plausible clip, and the
+        # quality-confound figures by kind (``degradation`` names the nuisance).
+        group.quality.append(add(f"nuisance{k}", lambda k=k: _nuisance(scene, k, scene_rng(seed, index, 40 + k)), True, 0.0,
+                                 {"variant": "quality", "family": "none", "severity": 0.0}, engine_meta=True))
     return rows, group
+
+
+def _nuisance(scene, k: int, rng: np.random.Generator) -> tuple[np.ndarray, dict]:
+    frames, meta = scene.nuisance(k, rng)
+    return frames, {"degradation": str(meta.get("nuisance", f"nuisance{k}")), **meta}
 
 
 def build_real_segment(out: Path, seed: int, index: int, split: str, opts: WorldOptions) -> tuple[list[dict], SceneGroup]:
@@ -220,7 +222,7 @@ def _settings(num_scenes: int, seed: int, opts: WorldOptions) -> dict:
 def build_world(out_dir, num_scenes: int, seed: int, workers: int | None = None, progress: bool = True, **options) -> Path:
     """Build (or finish, or find already built) the world dataset; returns the manifest directory.
 
-    ``options`` are the fields of ``WorldOptions``: num_violated, num_quality, num_frames,
+    ``options`` are the fields of ``WorldOptions``: engine, num_violated, num_quality, num_frames,
     heldout_families, anchor_threshold, include_real, num_real_segments, min_severity_gap,
     split_fractions, preset.
     """
@@ -275,6 +277,7 @@ def build_world(out_dir, num_scenes: int, seed: int, workers: int | None = None,
 
 def _run_cli(args: argparse.Namespace) -> int:
     options = {
+        "engine": args.engine,
         "num_violated": args.num_violated,
         "num_quality": args.num_quality,
         "num_frames": args.frames,
@@ -297,6 +300,8 @@ def add_cli(sub) -> None:
     p.add_argument("out", help="output directory (becomes the manifest directory)")
     p.add_argument("--num-scenes", type=int, required=True)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--engine", choices=sorted(ENGINES), default=d.engine,
+                   help="2d: planar pymunk world; 3d: pybullet world with moving cameras, lights and textures")
     p.add_argument("--workers", type=int, default=None, help="processes (default: all cores); output does not depend on it")
     p.add_argument("--num-violated", type=int, default=d.num_violated, help="violated severities per scene")
     p.add_argument("--num-quality", type=int, default=d.num_quality, help="quality-degraded twins per scene")
