@@ -17,7 +17,8 @@ class ScoreCache:
     A training run reports the motion heuristic on every benchmark, and sweeps repeat that on the
     same videos; keyed by the file's resolved path, size and modification time (and the baseline's
     ``name``, which must change whenever its options do), a score is computed once. One short line
-    per ``write`` with O_APPEND, so concurrent runs and a killed run leave whole lines only.
+    per ``write`` with O_APPEND, so concurrent runs never interleave; each line starts with a newline, so
+    one cut by a kill is closed off and costs only its own video.
     """
 
     def __init__(self, path: str | os.PathLike, name: str):
@@ -25,6 +26,8 @@ class ScoreCache:
         self.known: dict[str, float] = {}
         if self.path.is_file():
             for line in self.path.read_text(encoding="utf-8").splitlines():
+                if not line.strip():
+                    continue
                 try:
                     row = json.loads(line)
                 except json.JSONDecodeError:
@@ -40,7 +43,7 @@ class ScoreCache:
     def add(self, key: str, score: float) -> None:
         self.known[key] = float(score)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        line = (json.dumps({"name": self.name, "key": key, "score": float(score)}) + "\n").encode()
+        line = ("\n" + json.dumps({"name": self.name, "key": key, "score": float(score)})).encode()
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             os.write(fd, line)
