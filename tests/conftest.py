@@ -56,3 +56,17 @@ def tiny_world(tmp_path_factory):
 
     out = tmp_path_factory.mktemp("world")
     return build_world(out / "world", num_scenes=16, seed=0, workers=1, progress=False, num_real_segments=4)
+
+
+TINY_WORLDS = {"planar": {"engine": "2d", "num_scenes": 16, "num_real_segments": 4},
+               "bullet": {"engine": "3d", "num_scenes": 10, "include_real": False, "num_frames": 16}}
+
+
+@pytest.fixture(scope="session")
+def tiny_worlds(tmp_path_factory):
+    """Both worlds in one manifest (``data=worlds`` at toy size): 16 2D scenes + 4 footage segments, 10 3D scenes."""
+    from phyprobe.data.sources import worlds
+
+    out = tmp_path_factory.mktemp("worlds") / "worlds"
+    worlds(out, seed=0, workers=1, **TINY_WORLDS)
+    return out

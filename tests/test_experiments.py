@@ -7,6 +7,7 @@ import pytest
 
 from encoder_fixtures import TINY_BUILDS
 from phyprobe.training.pipeline import train
+from conftest import TINY_WORLDS
 from train_helpers import CONFIGS, TOY, compose_train
 
 EXPERIMENTS = sorted(p.stem for p in (CONFIGS / "experiment").glob("*.yaml"))
@@ -19,7 +20,15 @@ def shared_cache(tmp_path_factory):
 
 def toy_world_overrides(tiny_world: Path, cache: Path) -> list[str]:
     return [*TOY, f"data.source.out_dir={tiny_world}", "data.source.num_scenes=16", "+data.source.num_real_segments=4",
-            "data.source.workers=1", f"paths.cache_dir={cache}", "eval.n_boot=20"]
+            "data.source.workers=1", f"paths.cache_dir={cache}", f"paths.baseline_cache_dir={cache}/baselines", "eval.n_boot=20"]
+
+
+def toy_worlds_overrides(tiny_worlds: Path, cache: Path) -> list[str]:
+    """``data=worlds`` (both worlds) at the size of the ``tiny_worlds`` fixture, so nothing is rebuilt."""
+    sizes = [f"{'+' if k in ('num_real_segments', 'num_frames') else ''}data.source.{w}.{k}={v}"
+             for w, opts in TINY_WORLDS.items() for k, v in opts.items() if k not in ("engine", "include_real")]
+    return [*TOY, f"data.source.out_dir={tiny_worlds}", "data.source.workers=1", *sizes, f"paths.cache_dir={cache}",
+            f"paths.baseline_cache_dir={cache}/baselines", "eval.n_boot=20"]
 
 
 def test_experiment_list_covers_the_paper_ablations():
@@ -37,8 +46,9 @@ def backbone_overrides(tmp_path: Path, experiment: str) -> list[str]:
 
 
 @pytest.mark.parametrize("experiment", EXPERIMENTS)
-def test_experiment_runs_at_toy_size(experiment, tiny_world, shared_cache, tmp_path):
-    overrides = toy_world_overrides(tiny_world, shared_cache)
+def test_experiment_runs_at_toy_size(experiment, tiny_world, tiny_worlds, shared_cache, tmp_path):
+    both = compose_train(tmp_path, [f"experiment={experiment}"]).data.source._target_.endswith(".worlds")
+    overrides = toy_worlds_overrides(tiny_worlds, shared_cache) if both else toy_world_overrides(tiny_world, shared_cache)
     tiny = backbone_overrides(tmp_path, experiment)
     if tiny:
         overrides = [o for o in overrides if not o.startswith("backbone.")] + tiny
@@ -49,6 +59,12 @@ def test_experiment_runs_at_toy_size(experiment, tiny_world, shared_cache, tmp_p
     assert saved["run"]["num_train_pairs"] > 0
     acc = metrics["benchmarks"]["world_test"]["world"]["same_scene_accuracy"]
     assert 0.0 <= acc["value"] <= 1.0 and acc["n"] > 0
+    if both:  # every cross-world run reports the 3D world, labelled by whether the head saw that world
+        trained = set(metrics["trained_on"])
+        assert metrics["benchmarks"]["world3d_test"]["world"]["same_scene_accuracy"]["n"] > 0
+        assert (metrics["distribution"]["world3d_test"] == "in") == ("world3d" in trained)
+        assert (metrics["distribution"]["world_test"] == "in") == ("world" in trained)
+        assert set(metrics["shortcuts"]["phyprobe"]["median_score_plausible_by_source"]) >= {"world", "world3d"}
     if experiment == "encoder_vjepa2":  # the paper's baseline, V-JEPA 2's own predictor, sits beside ours
         assert {"vjepa2_surprisal_max", "vjepa2_surprisal_mean"} <= set(metrics["baselines"]) & set(metrics["margins"])
         assert metrics["baselines"]["vjepa2_surprisal_max"]["world_test"]["world"]["same_scene_accuracy"]["n"] == acc["n"]
