@@ -81,7 +81,7 @@ def _smooth_noise(seed: int, n: int, dims: int) -> np.ndarray:
     t = np.arange(n)[:, None]
     out = np.zeros((n, dims))
     for _ in range(3):
-        f = rng.uniform(0.03, 0.15, size=dims)
+        f = rng.uniform(0.05, 0.2, size=dims)
         out += np.sin(2 * np.pi * f * t + rng.uniform(0, 2 * np.pi, size=dims)) / 3
     return out
 

@@ -192,7 +192,7 @@ def sample_camera(rng: np.random.Generator, azimuth: float, path: str | None = N
         elevation=float(rng.uniform(15, 35)),
         fov=float(rng.uniform(45, 55)),
         sweep=float(rng.choice([-1, 1]) * rng.uniform(15, 30)) if path == "orbit" else float(rng.uniform(-0.25, 0.2)) if path == "dolly" else 0.0,
-        shake=float(rng.uniform(0.015, 0.03)) if path == "shake" else 0.0,
+        shake=float(rng.uniform(0.04, 0.07)) if path == "shake" else 0.0,
         shake_seed=int(rng.integers(2**31)),
     )
 
