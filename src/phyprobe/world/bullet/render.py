@@ -24,7 +24,7 @@ PARK = np.array([0.0, 0.0, -50.0])  # where hidden items wait, far below the flo
 NEAR, FAR = 0.05, 12.0
 # TinyRenderer's cost is per rasterised pixel (about half a microsecond each on one core), so larger
 # frames are rendered at this many pixels and resized up: what keeps the build inside its time budget
-RENDER_PIXELS = 12288
+RENDER_PIXELS = 10240
 
 
 def render_size(width: int, height: int) -> tuple[int, int]:

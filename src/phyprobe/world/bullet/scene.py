@@ -187,7 +187,7 @@ def sample_camera(rng: np.random.Generator, azimuth: float, path: str | None = N
     return Camera(
         path=path,
         target=(float(rng.uniform(-0.1, 0.1)), float(rng.uniform(-0.1, 0.1)), float(rng.uniform(0.15, 0.3))),
-        distance=float(rng.uniform(1.45, 1.9)),
+        distance=float(rng.uniform(1.25, 1.65)),
         azimuth=azimuth,
         elevation=float(rng.uniform(15, 35)),
         fov=float(rng.uniform(45, 55)),

@@ -76,7 +76,7 @@ def _collision(b: BodySpec, c: int) -> int:
 def populate(scene: Scene, c: int) -> list[int]:
     """Build the scene's physics (floor, ramp, bodies with their materials and initial velocities)
     into a freshly reset client; returns the body ids in ``scene.bodies`` order."""
-    p.setPhysicsEngineParameter(fixedTimeStep=1.0 / (scene.fps * scene.substeps), numSolverIterations=30, deterministicOverlappingPairs=1, physicsClientId=c)
+    p.setPhysicsEngineParameter(fixedTimeStep=1.0 / (scene.fps * scene.substeps), numSolverIterations=15, deterministicOverlappingPairs=1, physicsClientId=c)
     statics = [p.createMultiBody(0, p.createCollisionShape(p.GEOM_BOX, halfExtents=[FLOOR_HALF, FLOOR_HALF, 0.1], physicsClientId=c), -1, [0, 0, -0.1], physicsClientId=c)]
     if scene.ramp is not None:
         pos, quat, half = scene.ramp
