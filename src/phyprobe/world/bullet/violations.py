@@ -204,8 +204,7 @@ def plan_violation(family: str, ctx: Context, rng: np.random.Generator) -> Plan:
         target = group[0]
     elif family == "momentum":
         striker, base = scene.role("striker")[0], scene.role("base")[0]
-        hits = np.flatnonzero(traj.contact)
-        onset = int(hits[0]) if len(hits) else t_count // 3
+        onset = support_lost(ctx)  # the collision's frame
         target, partner = (base, striker) if subtype == "light_slow" else (striker, base)
     elif family == "rolling":
         onset = int(rng.integers(max(1, t_count // 8), t_count // 3 + 1))
@@ -221,14 +220,11 @@ def plan_violation(family: str, ctx: Context, rng: np.random.Generator) -> Plan:
 
 
 def support_lost(ctx: Context) -> int:
-    """The first frame at which the base has slid out from under the tower (the striker knocked it
-    more than half its width away); a third of the way in if it never does."""
-    scene, traj = ctx.scene, ctx.plausible
-    base = scene.role("base")[0]
-    half = min(scene.bodies[base].size[:2])
-    moved = np.linalg.norm(traj.pos[:, base, :2] - traj.pos[0, base, :2], axis=1)
-    out = np.flatnonzero(moved > 0.6 * half)
-    return int(max(1, out[0])) if len(out) else scene.num_frames // 3
+    """The frame in which the striker first touches the base: from then on the base is knocked
+    from under the tower (the blocks' support goes while their weight is cancelled, so friction
+    cannot drag them along either); a third of the way in if it never touches."""
+    hits = np.flatnonzero(ctx.plausible.contact)
+    return int(max(1, hits[0])) if len(hits) else ctx.scene.num_frames // 3
 
 
 def _bounce_frames(traj: Trajectory, i: int, min_speed: float = 0.4) -> np.ndarray:
