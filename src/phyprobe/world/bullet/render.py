@@ -17,7 +17,7 @@ import cv2
 import numpy as np
 import pybullet as p
 
-from phyprobe.world.bullet.scene import Camera, Light, Scene, Style
+from phyprobe.world.bullet.scene import Camera, Light, Style
 from phyprobe.world.bullet.simulate import DATA, Trajectory, World
 
 PARK = np.array([0.0, 0.0, -50.0])  # where hidden items wait, far below the floor
@@ -138,7 +138,6 @@ class Renderer:
         scene = world.scene
         n = len(world.ids)
         extra = {}  # item -> its own body (copies); created for this render and removed after
-        scaled = {}  # (item, t) -> a scaled visual-only body
         for m in range(n, len(track.body)):
             extra[m] = self._copy(track.body[m])
         self.world.set_surfaces(self.style)

@@ -12,7 +12,7 @@ sometimes with a ramp and a ball or cylinder rolling down it.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.spatial.transform import Rotation
@@ -128,7 +128,6 @@ class Scene:
     wall_distance: float  # the back wall stands this far behind the centre, facing the camera
     style: Style
     heldout_style: bool = False
-    extra: dict = field(default_factory=dict, compare=False)
 
     @property
     def key(self) -> str:

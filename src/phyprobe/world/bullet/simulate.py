@@ -48,8 +48,6 @@ class Trajectory:
 
     def energy(self, gravity: float = GRAVITY) -> np.ndarray:
         """(T, N) kinetic + rotational + potential energy of each body."""
-        from scipy.spatial.transform import Rotation
-
         t, n = self.pos.shape[:2]
         rot = Rotation.from_quat(self.quat.reshape(-1, 4))
         w_body = rot.inv().apply(self.angvel.reshape(-1, 3)).reshape(t, n, 3)
