@@ -17,14 +17,14 @@ import cv2
 import numpy as np
 import pybullet as p
 
-from phyprobe.world.bullet.scene import Camera, Light, Scene, Style
+from phyprobe.world.bullet.scene import Camera, Light, Style
 from phyprobe.world.bullet.simulate import DATA, Trajectory, World
 
 PARK = np.array([0.0, 0.0, -50.0])  # where hidden items wait, far below the floor
 NEAR, FAR = 0.05, 12.0
 # TinyRenderer's cost is per rasterised pixel (about half a microsecond each on one core), so larger
 # frames are rendered at this many pixels and resized up: what keeps the build inside its time budget
-RENDER_PIXELS = 12288
+RENDER_PIXELS = 10240
 
 
 def render_size(width: int, height: int) -> tuple[int, int]:
@@ -81,7 +81,7 @@ def _smooth_noise(seed: int, n: int, dims: int) -> np.ndarray:
     t = np.arange(n)[:, None]
     out = np.zeros((n, dims))
     for _ in range(3):
-        f = rng.uniform(0.03, 0.15, size=dims)
+        f = rng.uniform(0.05, 0.2, size=dims)
         out += np.sin(2 * np.pi * f * t + rng.uniform(0, 2 * np.pi, size=dims)) / 3
     return out
 
@@ -138,7 +138,6 @@ class Renderer:
         scene = world.scene
         n = len(world.ids)
         extra = {}  # item -> its own body (copies); created for this render and removed after
-        scaled = {}  # (item, t) -> a scaled visual-only body
         for m in range(n, len(track.body)):
             extra[m] = self._copy(track.body[m])
         self.world.set_surfaces(self.style)

@@ -12,7 +12,7 @@ sometimes with a ramp and a ball or cylinder rolling down it.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.spatial.transform import Rotation
@@ -128,7 +128,6 @@ class Scene:
     wall_distance: float  # the back wall stands this far behind the centre, facing the camera
     style: Style
     heldout_style: bool = False
-    extra: dict = field(default_factory=dict, compare=False)
 
     @property
     def key(self) -> str:
@@ -187,12 +186,12 @@ def sample_camera(rng: np.random.Generator, azimuth: float, path: str | None = N
     return Camera(
         path=path,
         target=(float(rng.uniform(-0.1, 0.1)), float(rng.uniform(-0.1, 0.1)), float(rng.uniform(0.15, 0.3))),
-        distance=float(rng.uniform(1.45, 1.9)),
+        distance=float(rng.uniform(1.25, 1.65)),
         azimuth=azimuth,
         elevation=float(rng.uniform(15, 35)),
         fov=float(rng.uniform(45, 55)),
         sweep=float(rng.choice([-1, 1]) * rng.uniform(15, 30)) if path == "orbit" else float(rng.uniform(-0.25, 0.2)) if path == "dolly" else 0.0,
-        shake=float(rng.uniform(0.015, 0.03)) if path == "shake" else 0.0,
+        shake=float(rng.uniform(0.04, 0.07)) if path == "shake" else 0.0,
         shake_seed=int(rng.integers(2**31)),
     )
 
@@ -236,7 +235,7 @@ def sample_scene(seed: int, index: int, num_frames: int = 32, heldout_style: boo
     bodies: list[BodySpec] = []
 
     # the tower: a slippery base and one to three blocks stacked on it
-    hx, hy, hz = float(rng.uniform(0.09, 0.13)), float(rng.uniform(0.09, 0.13)), float(rng.uniform(0.05, 0.07))
+    hx, hy, hz = float(rng.uniform(0.09, 0.13)), float(rng.uniform(0.09, 0.13)), float(rng.uniform(0.06, 0.09))
     yaw = strike_dir + float(rng.uniform(-0.3, 0.3))
     bodies.append(BodySpec("base", "box", (hx, hy, hz), "", 1.0, float(rng.uniform(0.3, 0.5)), 0.1, 0.1, _bright_colour(rng), False, (0.0, 0.0, hz), quat_z(yaw), (0.0,) * 3, (0.0,) * 3))
     top = 2 * hz
@@ -246,8 +245,9 @@ def sample_scene(seed: int, index: int, num_frames: int = 32, heldout_style: boo
         bodies.append(BodySpec("block", "box", (float(bx), float(by), bz), "", 1.0, float(rng.uniform(0.2, 0.5)), float(rng.uniform(0.4, 0.8)), 0.1, _bright_colour(rng), bool(rng.random() < 0.3), (float(jitter[0]), float(jitter[1]), top + bz), quat_z(yaw + float(rng.uniform(-0.2, 0.2))), (0.0,) * 3, (0.0,) * 3))
         top += 2 * bz
 
-    # the striker: a heavy ball rolling (without slipping) into the base a third of the way in
-    r = float(rng.uniform(0.8, 1.3) * hz)
+    # the striker: a heavy ball rolling (without slipping) into the base a third of the way in; its
+    # top stays below the base's, so it knocks out the base alone and the blocks lose their support
+    r = float(rng.uniform(0.7, 0.95) * hz)
     speed = float(rng.uniform(1.0, 1.6))
     gap = min(speed * duration * rng.uniform(0.2, 0.35), 0.6)
     speed = max(speed, gap / (0.45 * duration))

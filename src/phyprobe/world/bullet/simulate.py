@@ -1,9 +1,10 @@
 """Rigid-body simulation of a 3D scene with pybullet, optionally with an intervention that breaks physics.
 
-One DIRECT client per scene holds the floor, walls, ramp and bodies; its initial state is saved once
-and every run (plausible or violated) restores it, so runs step identically until an intervention
-acts and frames before its onset are bit-identical. The same client draws the frames afterwards
-(``render``), by posing the bodies as recorded.
+Each scene has two DIRECT clients, both its own and disconnected by ``close()``: a physics client
+that is reset and rebuilt from the scene for every run (plausible or violated), so runs step
+identically until an intervention acts and frames before its onset are bit-identical (pybullet's
+``restoreState`` keeps contact caches from the previous run, which breaks that), and a drawing
+client with the visual meshes and textures, where ``render`` poses the bodies as recorded.
 """
 
 from __future__ import annotations
@@ -47,8 +48,6 @@ class Trajectory:
 
     def energy(self, gravity: float = GRAVITY) -> np.ndarray:
         """(T, N) kinetic + rotational + potential energy of each body."""
-        from scipy.spatial.transform import Rotation
-
         t, n = self.pos.shape[:2]
         rot = Rotation.from_quat(self.quat.reshape(-1, 4))
         w_body = rot.inv().apply(self.angvel.reshape(-1, 3)).reshape(t, n, 3)
@@ -63,14 +62,49 @@ class Intervention(Protocol):
     def before_substep(self, world: "World", t: int, k: int) -> None: ...
 
 
+def _collision(b: BodySpec, c: int) -> int:
+    if b.kind == "box":
+        return p.createCollisionShape(p.GEOM_BOX, halfExtents=b.size, physicsClientId=c)
+    if b.kind == "sphere":
+        return p.createCollisionShape(p.GEOM_SPHERE, radius=b.size[0], physicsClientId=c)
+    geom = p.GEOM_CYLINDER if b.kind == "cylinder" else p.GEOM_CAPSULE
+    return p.createCollisionShape(geom, radius=b.size[0], height=2 * b.size[2], physicsClientId=c)
+
+
+def populate(scene: Scene, c: int) -> list[int]:
+    """Build the scene's physics (floor, ramp, bodies with their materials and initial velocities)
+    into a freshly reset client; returns the body ids in ``scene.bodies`` order."""
+    p.setPhysicsEngineParameter(fixedTimeStep=1.0 / (scene.fps * scene.substeps), numSolverIterations=15, deterministicOverlappingPairs=1, physicsClientId=c)
+    statics = [p.createMultiBody(0, p.createCollisionShape(p.GEOM_BOX, halfExtents=[FLOOR_HALF, FLOOR_HALF, 0.1], physicsClientId=c), -1, [0, 0, -0.1], physicsClientId=c)]
+    if scene.ramp is not None:
+        pos, quat, half = scene.ramp
+        statics.append(p.createMultiBody(0, p.createCollisionShape(p.GEOM_BOX, halfExtents=half, physicsClientId=c), -1, pos, quat, physicsClientId=c))
+    for sid in statics:
+        p.changeDynamics(sid, -1, lateralFriction=STATIC_FRICTION, restitution=STATIC_RESTITUTION, physicsClientId=c)
+    ids = []
+    for b in scene.bodies:
+        if b.kind == "urdf":
+            bid = p.loadURDF(os.path.join(DATA, b.urdf), b.position, b.orientation, globalScaling=b.scale, physicsClientId=c)
+        else:
+            bid = p.createMultiBody(b.mass, _collision(b, c), -1, b.position, b.orientation, physicsClientId=c)
+        p.changeDynamics(bid, -1, lateralFriction=b.friction, restitution=b.restitution, rollingFriction=0.0, spinningFriction=0.0, linearDamping=0.0, angularDamping=0.0, physicsClientId=c)
+        p.resetBaseVelocity(bid, b.velocity, b.angular_velocity, physicsClientId=c)
+        ids.append(bid)
+    return ids
+
+
 class World:
-    """The pybullet client of one scene: bodies, statics, textures and the saved initial state."""
+    """The pybullet clients of one scene: physics (rebuilt per run) and drawing (bodies, statics,
+    textures)."""
 
     def __init__(self, scene: Scene):
         self.scene = scene
+        self.sim = p.connect(p.DIRECT)
+        self.sim_ids = populate(scene, self.sim)
+        self.mass = np.array([p.getDynamicsInfo(i, -1, physicsClientId=self.sim)[0] for i in self.sim_ids])
+        self.inertia = np.array([p.getDynamicsInfo(i, -1, physicsClientId=self.sim)[2] for i in self.sim_ids])
         self.cid = p.connect(p.DIRECT)
         c = self.cid
-        p.setPhysicsEngineParameter(fixedTimeStep=1.0 / (scene.fps * scene.substeps), numSolverIterations=30, deterministicOverlappingPairs=1, physicsClientId=c)
         self.textures: dict[str, int] = {}
         st = scene.style
         # the floor is drawn only where the camera can see it (TinyRenderer pays for every pixel
@@ -104,13 +138,7 @@ class World:
                 p.changeDynamics(sid, -1, lateralFriction=STATIC_FRICTION, restitution=STATIC_RESTITUTION, physicsClientId=c)
         self.set_surfaces(st)
         self.ids = [self._add(b) for b in scene.bodies]
-        for i, b in zip(self.ids, scene.bodies):
-            p.changeDynamics(i, -1, lateralFriction=b.friction, restitution=b.restitution, rollingFriction=0.0, spinningFriction=0.0, linearDamping=0.0, angularDamping=0.0, physicsClientId=c)
-            p.resetBaseVelocity(i, b.velocity, b.angular_velocity, physicsClientId=c)
-        self.mass = np.array([p.getDynamicsInfo(i, -1, physicsClientId=c)[0] for i in self.ids])
-        self.inertia = np.array([p.getDynamicsInfo(i, -1, physicsClientId=c)[2] for i in self.ids])
         self.extent = np.array([self._half_extent(i) for i in range(len(self.ids))])  # (N, 3) body-frame half sizes
-        self.initial = p.saveState(physicsClientId=c)
 
     def texture(self, name: str) -> int:
         if name not in self.textures:
@@ -134,15 +162,8 @@ class World:
         if b.kind == "urdf":
             bid = p.loadURDF(os.path.join(DATA, b.urdf), b.position, b.orientation, globalScaling=b.scale, physicsClientId=c)
             p.changeVisualShape(bid, -1, rgbaColor=[*b.colour, 1], textureUniqueId=-1, physicsClientId=c)
-        else:
-            if b.kind == "box":
-                cs = p.createCollisionShape(p.GEOM_BOX, halfExtents=b.size, physicsClientId=c)
-            elif b.kind == "sphere":
-                cs = p.createCollisionShape(p.GEOM_SPHERE, radius=b.size[0], physicsClientId=c)
-            else:
-                geom = p.GEOM_CYLINDER if b.kind == "cylinder" else p.GEOM_CAPSULE
-                cs = p.createCollisionShape(geom, radius=b.size[0], height=2 * b.size[2], physicsClientId=c)
-            bid = p.createMultiBody(b.mass, cs, self.visual(b), b.position, b.orientation, physicsClientId=c)
+        else:  # collision shapes here serve contact geometry queries, not dynamics
+            bid = p.createMultiBody(b.mass, _collision(b, c), self.visual(b), b.position, b.orientation, physicsClientId=c)
         if b.textured:
             p.changeVisualShape(bid, -1, textureUniqueId=self.texture("checker_blue"), physicsClientId=c)
         return bid
@@ -172,17 +193,18 @@ class World:
             p.resetBasePositionAndOrientation(bid, pos[k].tolist(), quat[k].tolist(), physicsClientId=self.cid)
 
     def simulate(self, intervention: Intervention | None = None, gravity_scale: float = 1.0) -> Trajectory:
-        c, n, scene = self.cid, len(self.ids), self.scene
-        p.restoreState(self.initial, physicsClientId=c)
+        c, n, scene = self.sim, len(self.ids), self.scene
+        p.resetSimulation(physicsClientId=c)
+        self.sim_ids = populate(scene, c)
         p.setGravity(0, 0, -GRAVITY * gravity_scale, physicsClientId=c)
         t_count = scene.num_frames
         pos, quat = np.zeros((t_count, n, 3)), np.zeros((t_count, n, 4))
         vel, angvel = np.zeros((t_count, n, 3)), np.zeros((t_count, n, 3))
         low, contact = np.zeros((t_count, n)), np.zeros(t_count, bool)
-        striker, base = self.ids[scene.role("striker")[0]], self.ids[scene.role("base")[0]]
+        striker, base = self.sim_ids[scene.role("striker")[0]], self.sim_ids[scene.role("base")[0]]
 
         def record(t: int) -> None:
-            for k, bid in enumerate(self.ids):
+            for k, bid in enumerate(self.sim_ids):
                 pos[t, k], quat[t, k] = p.getBasePositionAndOrientation(bid, physicsClientId=c)
                 vel[t, k], angvel[t, k] = p.getBaseVelocity(bid, physicsClientId=c)
                 low[t, k] = p.getAABB(bid, physicsClientId=c)[0][2]
@@ -198,6 +220,7 @@ class World:
         return Trajectory(pos, quat, vel, angvel, low, contact, self.mass.copy(), self.inertia.copy())
 
     def close(self) -> None:
-        if self.cid >= 0 and p.isConnected(self.cid):
-            p.disconnect(self.cid)
-        self.cid = -1
+        for c in (self.cid, self.sim):
+            if c >= 0 and p.isConnected(c):
+                p.disconnect(c)
+        self.cid = self.sim = -1

@@ -204,8 +204,7 @@ def plan_violation(family: str, ctx: Context, rng: np.random.Generator) -> Plan:
         target = group[0]
     elif family == "momentum":
         striker, base = scene.role("striker")[0], scene.role("base")[0]
-        hits = np.flatnonzero(traj.contact)
-        onset = int(hits[0]) if len(hits) else t_count // 3
+        onset = support_lost(ctx)  # the collision's frame
         target, partner = (base, striker) if subtype == "light_slow" else (striker, base)
     elif family == "rolling":
         onset = int(rng.integers(max(1, t_count // 8), t_count // 3 + 1))
@@ -221,14 +220,11 @@ def plan_violation(family: str, ctx: Context, rng: np.random.Generator) -> Plan:
 
 
 def support_lost(ctx: Context) -> int:
-    """The first frame at which the base has slid out from under the tower (the striker knocked it
-    more than half its width away); a third of the way in if it never does."""
-    scene, traj = ctx.scene, ctx.plausible
-    base = scene.role("base")[0]
-    half = min(scene.bodies[base].size[:2])
-    moved = np.linalg.norm(traj.pos[:, base, :2] - traj.pos[0, base, :2], axis=1)
-    out = np.flatnonzero(moved > 0.6 * half)
-    return int(max(1, out[0])) if len(out) else scene.num_frames // 3
+    """The frame in which the striker first touches the base: from then on the base is knocked
+    from under the tower (the blocks' support goes while their weight is cancelled, so friction
+    cannot drag them along either); a third of the way in if it never touches."""
+    hits = np.flatnonzero(ctx.plausible.contact)
+    return int(max(1, hits[0])) if len(hits) else ctx.scene.num_frames // 3
 
 
 def _bounce_frames(traj: Trajectory, i: int, min_speed: float = 0.4) -> np.ndarray:
@@ -310,18 +306,22 @@ def _resimulated(ctx: Context, act=None, gravity_scale: float = 1.0) -> Violated
 
 
 def _push(world: World, i: int, force) -> None:
-    bid = world.ids[i]
-    pos = p.getBasePositionAndOrientation(bid, physicsClientId=world.cid)[0]
-    p.applyExternalForce(bid, -1, list(force), pos, p.WORLD_FRAME, physicsClientId=world.cid)
+    bid = world.sim_ids[i]
+    pos = p.getBasePositionAndOrientation(bid, physicsClientId=world.sim)[0]
+    p.applyExternalForce(bid, -1, list(force), pos, p.WORLD_FRAME, physicsClientId=world.sim)
+
+
+def _position(world: World, i: int) -> np.ndarray:
+    return np.array(p.getBasePositionAndOrientation(world.sim_ids[i], physicsClientId=world.sim)[0])
 
 
 def _velocity(world: World, i: int):
-    v, w = p.getBaseVelocity(world.ids[i], physicsClientId=world.cid)
+    v, w = p.getBaseVelocity(world.sim_ids[i], physicsClientId=world.sim)
     return np.array(v), np.array(w)
 
 
 def _set_velocity(world: World, i: int, v, w) -> None:
-    p.resetBaseVelocity(world.ids[i], list(map(float, v)), list(map(float, w)), physicsClientId=world.cid)
+    p.resetBaseVelocity(world.sim_ids[i], list(map(float, v)), list(map(float, w)), physicsClientId=world.sim)
 
 
 def _gravity(plan: Plan, ctx: Context, s: float) -> Violated:
@@ -335,7 +335,7 @@ def _gravity(plan: Plan, ctx: Context, s: float) -> Violated:
 def _teleport(plan: Plan, ctx: Context, s: float) -> Violated:
     def act(world, t, k):
         if t == plan.onset and k == 0:
-            bid, c = world.ids[plan.target], world.cid
+            bid, c = world.sim_ids[plan.target], world.sim
             pos, quat = p.getBasePositionAndOrientation(bid, physicsClientId=c)
             v, w = _velocity(world, plan.target)
             p.resetBasePositionAndOrientation(bid, (np.array(pos) + TELEPORT_DISTANCE * s * np.array(plan.direction)).tolist(), quat, physicsClientId=c)
@@ -380,8 +380,8 @@ def _causality(plan: Plan, ctx: Context, s: float) -> Violated:
         m = ctx.world.mass[i]
 
         def act(world, t, k):
-            a = np.array(p.getBasePositionAndOrientation(world.ids[i], physicsClientId=world.cid)[0])
-            b = np.array(p.getBasePositionAndOrientation(world.ids[plan.partner], physicsClientId=world.cid)[0])
+            a = _position(world, i)
+            b = _position(world, plan.partner)
             u = (b - a) / max(float(np.linalg.norm(b - a)), 1e-6)
             _push(world, i, m * PULL_ACCEL * s * u)
 
@@ -409,7 +409,7 @@ def _momentum(plan: Plan, ctx: Context, s: float) -> Violated:
         if state["done"]:
             return
         if state["touch"] is None:
-            if p.getContactPoints(world.ids[striker], world.ids[base], physicsClientId=world.cid):
+            if p.getContactPoints(world.sim_ids[striker], world.sim_ids[base], physicsClientId=world.sim):
                 state["touch"] = 0
             return
         state["touch"] += 1
@@ -420,8 +420,7 @@ def _momentum(plan: Plan, ctx: Context, s: float) -> Violated:
         if plan.subtype == "light_slow":
             _set_velocity(world, plan.target, (1 - LIGHT_SLOWDOWN * s) * v, (1 - LIGHT_SLOWDOWN * s) * w)
         else:
-            a = np.array(p.getBasePositionAndOrientation(world.ids[striker], physicsClientId=world.cid)[0])
-            b = np.array(p.getBasePositionAndOrientation(world.ids[base], physicsClientId=world.cid)[0])
+            a, b = _position(world, striker), _position(world, base)
             u = (b - a) * np.array([1.0, 1.0, 0.0])
             u /= max(float(np.linalg.norm(u)), 1e-6)
             along = max(float(np.dot(v, u)), 0.0)
