@@ -26,12 +26,24 @@ TINY_BUILDS: dict[str, dict] = {
     "siglip2": {"tiny": True},
     "vjepa2": {"tiny": True},
     "wan22_vae": {"tiny": True, "image_size": (32, 64)},
+    "efficientnet_lite0_flow": {"weights": None, "image_size": 32},
+    "efficientnet_lite0_diff": {"weights": None, "image_size": 32},
+    "flow_stats": {"image_size": 32},
+    "dynamics": {"checkpoint": None},  # a seeded random predictor over flow_stats
 }
+WEIGHTLESS = {"flow_stats", "dynamics"}  # entries without a `weights` option
+
+
+def tiny_kwargs(name: str) -> dict:
+    """``from_config`` options of ``name``'s toy build (random weights where the entry has weights)."""
+    return dict(TINY_BUILDS[name]) if name in WEIGHTLESS else {"weights": None, **TINY_BUILDS[name]}
+
+
 FAKE_COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 
 def tiny_encoder(name: str, **overrides) -> FrozenEncoder:
-    return from_config(name, **{"weights": None, **TINY_BUILDS[name], **overrides})
+    return from_config(name, **{**tiny_kwargs(name), **overrides})
 
 
 def tiny_clip(enc: FrozenEncoder, num_frames: int = 4, batch: int = 2, seed: int = 0) -> torch.Tensor:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from encoder_fixtures import TINY_BUILDS
+from encoder_fixtures import tiny_kwargs
 from phyprobe.training.pipeline import train
 from conftest import TINY_WORLDS
 from train_helpers import CONFIGS, TOY, compose_train
@@ -42,7 +42,7 @@ def backbone_overrides(tmp_path: Path, experiment: str) -> list[str]:
     if name == "efficientnet_lite0":
         return []
     return [f"backbone.{k}={list(v) if isinstance(v, tuple) else ('null' if v is None else v)}"
-            for k, v in {"weights": None, **TINY_BUILDS[name]}.items()]
+            for k, v in tiny_kwargs(name).items()]
 
 
 @pytest.mark.parametrize("experiment", EXPERIMENTS)

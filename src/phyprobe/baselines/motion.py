@@ -1,7 +1,7 @@
 """A motion-smoothness heuristic: physical motion is continuous, so flow changes slowly along a
 trajectory; teleports, temporal jumps and shuffles make it change abruptly.
 
-Dense Farneback flow (OpenCV) between consecutive frames gives F_t. The acceleration is taken along
+Dense Farneback flow (OpenCV; DIS as an option for the motion encoders) between consecutive frames gives F_t. The acceleration is taken along
 trajectories (Lagrangian), a_t(p) = F_{t+1}(p + F_t(p)) - F_t(p): the plain difference at a fixed
 pixel would flag every moving edge of an object in uniform motion. Only textured pixels count
 (Sobel gradient at least ``edge_fraction`` of the frame's strongest): in flat regions Farneback
@@ -21,7 +21,7 @@ import numpy as np
 _FARNEBACK = dict(pyr_scale=0.5, levels=3, winsize=15, iterations=3, poly_n=5, poly_sigma=1.2, flags=0)
 
 
-def _gray(frames: np.ndarray) -> np.ndarray:
+def gray(frames: np.ndarray) -> np.ndarray:
     if frames.ndim == 3:
         return frames
     if frames.shape[-1] == 1:
@@ -29,14 +29,32 @@ def _gray(frames: np.ndarray) -> np.ndarray:
     return np.stack([cv2.cvtColor(f, cv2.COLOR_RGB2GRAY) for f in frames])
 
 
-def flows(frames_uint8_thwc: np.ndarray) -> np.ndarray:
-    """(T-1, H, W, 2) Farneback flow between consecutive frames, in pixels."""
-    g = _gray(np.ascontiguousarray(frames_uint8_thwc, dtype=np.uint8))
+FLOW_METHODS = ("farneback", "dis")
+
+
+def flows(frames_uint8_thwc: np.ndarray, method: str = "farneback") -> np.ndarray:
+    """(T-1, H, W, 2) dense flow between consecutive frames, in pixels. ``dis`` is OpenCV's DIS at
+    its ultrafast preset: several times cheaper than Farneback, coarser on small objects."""
+    if method not in FLOW_METHODS:
+        raise ValueError(f"flow method must be one of {FLOW_METHODS}, got {method!r}")
+    g = gray(np.ascontiguousarray(frames_uint8_thwc, dtype=np.uint8))
+    if method == "dis":
+        dis = cv2.DISOpticalFlow_create(cv2.DISOPTICAL_FLOW_PRESET_ULTRAFAST)
+        return np.stack([dis.calc(a, b, None) for a, b in zip(g[:-1], g[1:])])
     return np.stack([cv2.calcOpticalFlowFarneback(a, b, None, **_FARNEBACK) for a, b in zip(g[:-1], g[1:])])
 
 
-def _textured(gray: np.ndarray, edge_fraction: float) -> np.ndarray:
-    g = gray.astype(np.float32)
+def lagrangian_acceleration(cur: np.ndarray, nxt: np.ndarray) -> np.ndarray:
+    """(H, W, 2) change of flow along trajectories, F_{t+1}(p + F_t(p)) - F_t(p), for (H, W, 2) flows."""
+    h, w = cur.shape[:2]
+    gx, gy = np.meshgrid(np.arange(w, dtype=np.float32), np.arange(h, dtype=np.float32))
+    moved = cv2.remap(nxt, gx + cur[..., 0], gy + cur[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return moved - cur
+
+
+def textured(image: np.ndarray, edge_fraction: float) -> np.ndarray:
+    """Pixels whose Sobel gradient is at least ``edge_fraction`` of the image's strongest: where flow is measured, not smeared."""
+    g = image.astype(np.float32)
     mag = np.hypot(cv2.Sobel(g, cv2.CV_32F, 1, 0), cv2.Sobel(g, cv2.CV_32F, 0, 1))
     return mag >= edge_fraction * mag.max() if mag.max() > 0 else np.zeros(mag.shape, dtype=bool)
 
@@ -48,16 +66,14 @@ def motion_score(frames_uint8_thwc: np.ndarray, quantile: float = 0.99, edge_fra
     if frames.ndim not in (3, 4) or len(frames) < 3:
         raise ValueError(f"expected (T, H, W[, C]) frames with T >= 3, got shape {frames.shape}")
     f = flows(frames)
-    gray = _gray(frames)
+    grays = gray(frames)
     h, w = f.shape[1:3]
-    gx, gy = np.meshgrid(np.arange(w, dtype=np.float32), np.arange(h, dtype=np.float32))
     per_step = [0.0]
     for t, (cur, nxt) in enumerate(zip(f[:-1], f[1:])):
-        mask = _textured(gray[t], edge_fraction)
+        mask = textured(grays[t], edge_fraction)
         if mask.any():
-            moved = cv2.remap(nxt, gx + cur[..., 0], gy + cur[..., 1], cv2.INTER_LINEAR,
-                              borderMode=cv2.BORDER_REPLICATE)
-            per_step.append(float(np.quantile(np.linalg.norm(moved - cur, axis=-1)[mask], quantile)))
+            acc = lagrangian_acceleration(cur, nxt)
+            per_step.append(float(np.quantile(np.linalg.norm(acc, axis=-1)[mask], quantile)))
     return max(per_step) / float(np.hypot(h, w))
 
 

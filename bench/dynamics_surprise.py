@@ -1,0 +1,65 @@
+"""The dynamics model's own prediction error as a violation score, with no head: how far it transfers.
+
+Scores every video of a manifest by the max over steps of its mean |next-step prediction error| (the
+``dynamics`` encoder's error half, averaged over features), and evaluates the named benchmarks on that
+score with the project's protocols. The base features are read from the base encoder's feature cache
+(filled by ``train.py backbone=<base>`` or ``train_dynamics.py``), so this costs seconds; they are the
+stored (float16) features, where the encoder recomputes them in float32.
+
+    python bench/dynamics_surprise.py .cache/dynamics/flow_stats data/world-s0-n200 \\
+        --benchmarks world_test world_heldout_family world_heldout_style real_footage
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import torch
+from omegaconf import OmegaConf
+
+from phyprobe.data.manifest import Manifest
+from phyprobe.encoders.dynamics import load_checkpoint
+from phyprobe.eval.protocols import load_benchmark
+from phyprobe.features.cache import FeatureCache
+from phyprobe.io.video import ClipSpec
+
+CONFIGS = Path(__file__).resolve().parents[1] / "configs" / "benchmark"
+FIGURES = ("same_scene_accuracy_severity_ge_0.5", "auroc_plausible_vs_violated")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("checkpoint", type=Path)
+    ap.add_argument("manifest", type=Path)
+    ap.add_argument("--cache", type=Path, default=Path(".cache/features"))
+    ap.add_argument("--benchmarks", nargs="+", default=["world_test", "world_heldout_family", "world_heldout_style", "real_footage"])
+    ap.add_argument("--split", default=None, help="evaluate every benchmark on this split instead of its own")
+    ap.add_argument("--n-boot", type=int, default=1000)
+    args = ap.parse_args()
+    base, predictor, _ = load_checkpoint(args.checkpoint)
+    cfg = json.loads((args.checkpoint / "config.json").read_text())
+    m = Manifest.load(args.manifest)
+    cache = FeatureCache(args.cache, base.describe(), ClipSpec(**cfg["clip"]), m.root, "float16")
+    feats = cache.load(m.videos["id"])
+    missing = set(m.videos["id"]) - set(feats)
+    if missing:
+        raise SystemExit(f"{cache.dir}: {len(missing)} videos of {args.manifest} have no cached {base.name} features; "
+                         f"run train.py backbone={base.name} on this manifest first")
+    with torch.no_grad():
+        scores = {v: float(predictor.errors(torch.from_numpy(f).float()[None]).abs().mean(-1).max()) for v, f in feats.items()}
+    for name in args.benchmarks:
+        b = dict(OmegaConf.to_container(OmegaConf.load(CONFIGS / f"{name}.yaml")))
+        if args.split:
+            b["split"] = args.split
+        bench = load_benchmark(b)
+        sub = bench.restrict(m)
+        res = bench.evaluate({v: scores[v] for v in sub.videos["id"]}, manifest=sub, n_boot=args.n_boot)["world"]
+        cells = [f"{k} {res[k]['value']:.3f} [{res[k]['low']:.3f}, {res[k]['high']:.3f}] n={res[k]['n']}"
+                 for k in FIGURES if k in res and res[k].get("value") is not None]
+        print(f"{name}: " + "; ".join(cells))
+
+
+if __name__ == "__main__":
+    main()

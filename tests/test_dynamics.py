@@ -1,0 +1,137 @@
+"""The self-supervised dynamics encoder: fitted through train_dynamics.py on plausible clips, then frozen."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from conftest import write_toy_manifest
+from hydra.errors import InstantiationException
+from hydra.utils import instantiate
+from omegaconf import OmegaConf
+from safetensors.torch import load_file, save_file
+
+from phyprobe import Scorer
+from phyprobe.data.manifest import Manifest
+from phyprobe.encoders import WeightsNotFoundError, from_config
+from phyprobe.io.video import ClipSpec, decode_clip
+from phyprobe.training.pipeline import train
+from train_helpers import CONFIGS, TOY, compose_train
+
+ROOT = Path(__file__).resolve().parents[1]
+FRAMES = 12
+SIZE = 64
+
+
+@pytest.fixture(scope="module")
+def manifest(tmp_path_factory):
+    root = tmp_path_factory.mktemp("dyn_manifest")
+    write_toy_manifest(root, num_scenes=18, frames=FRAMES, seed=3)
+    return root
+
+
+@pytest.fixture(scope="module")
+def checkpoint(manifest, tmp_path_factory):
+    """Fitted through the real entry point, as a user runs it."""
+    out = tmp_path_factory.mktemp("dyn") / "ckpt"
+    cmd = [sys.executable, str(ROOT / "train_dynamics.py"), "data=manifest", f"data.source.path={manifest}",
+           f"clip.num_frames={FRAMES}", f"base.image_size={SIZE}", "base.grid=2", "predictor.epochs=150",
+           "predictor.hidden=64", "extract.num_workers=0", f"paths.output_dir={out}",
+           f"paths.cache_dir={out.parent / 'cache'}"]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=out.parent)
+    assert res.returncode == 0, res.stderr[-3000:]
+    return out
+
+
+def test_entry_point_writes_safetensors_config_and_run_info(checkpoint, manifest):
+    assert set(load_file(str(checkpoint / "model.safetensors"))) >= {"mean", "std", "net.0.weight"}
+    cfg = json.loads((checkpoint / "config.json").read_text())
+    assert cfg["base"]["name"] == "flow_stats" and cfg["clip"]["num_frames"] == FRAMES and cfg["context"] == 3
+    m = Manifest.load(manifest)
+    # Fitted on the plausible clips of the training split only; the validation split's picked the epoch.
+    assert cfg["fit"]["num_train_clips"] == int(((m.videos["split"] == "train") & (m.videos["magnitude"] == 0)).sum())
+    assert cfg["fit"]["num_val_clips"] == int(((m.videos["split"] == "val") & (m.videos["magnitude"] == 0)).sum())
+    losses = [h["val_l1"] for h in cfg["history"]]
+    assert cfg["fit"]["val_l1"] == min(losses) < losses[0]
+    info = json.loads((checkpoint / "run_info.json").read_text())
+    assert info["seed"] == 0 and "git_commit" in info["code"] and info["config"]["predictor"]["epochs"] == 150
+
+
+def test_prediction_error_is_larger_on_a_teleport_than_on_its_plausible_twin(checkpoint, manifest):
+    enc = from_config("dynamics", checkpoint=str(checkpoint))
+    m = Manifest.load(manifest)
+    k, d = enc.predictor.context, enc.base.feature_dim
+
+    def features(vid):
+        x = enc.preprocess(decode_clip(m.video_path(f"v/{vid}.mp4"), ClipSpec(FRAMES)).frames)
+        return enc(x[None])[0]
+
+    scenes = sorted({md["scene"] for md in m.videos["metadata"]})
+    for s in scenes:
+        plausible, violated = features(f"s{s}_plausible"), features(f"s{s}_violated")
+        assert plausible.shape == (FRAMES, 2 * d)
+        err_p, err_v = plausible[:, :d].sum(1), violated[:, :d].sum(1)
+        assert err_v.max() > 2 * err_p.max(), s  # the jump (frame 6) is what the dynamics did not predict
+        assert err_v[FRAMES // 2 :].max() > err_v[: FRAMES // 2].max(), s  # ... and it is found after the jump
+        torch.testing.assert_close(plausible[:k + 1, :d], plausible[:1, :d].expand(k + 1, -1))  # no prediction yet: repeat
+    # The second half is the base features, standardised as the predictor saw them.
+    x = enc.preprocess(decode_clip(m.video_path("v/s0_plausible.mp4"), ClipSpec(FRAMES)).frames)[None]
+    torch.testing.assert_close(enc(x)[0, :, d:], enc.predictor.standardise(enc.base(x))[0])
+
+
+def test_checkpoint_content_is_in_the_cache_key(checkpoint, tmp_path):
+    other = tmp_path / "other"
+    shutil.copytree(checkpoint, other)
+    state = load_file(str(other / "model.safetensors"))
+    state["net.0.bias"] = state["net.0.bias"] + 1e-3
+    save_file(state, str(other / "model.safetensors"))
+    a, b = from_config("dynamics", checkpoint=str(checkpoint)), from_config("dynamics", checkpoint=str(other))
+    assert a.fingerprint() != b.fingerprint()
+    moved = tmp_path / "moved"
+    shutil.copytree(checkpoint, moved)
+    assert from_config("dynamics", checkpoint=str(moved)).fingerprint() == a.fingerprint()  # content, not path
+    assert from_config("dynamics", checkpoint=str(checkpoint), include_base=False).fingerprint() != a.fingerprint()
+
+
+def test_missing_checkpoint_names_the_command_that_makes_it(tmp_path):
+    with pytest.raises(WeightsNotFoundError, match="train_dynamics.py"):
+        from_config("dynamics", checkpoint=str(tmp_path / "nowhere"))
+    cfg = OmegaConf.merge(OmegaConf.load(CONFIGS / "backbone" / "dynamics.yaml"), {"checkpoint": str(tmp_path / "nowhere")})
+    with pytest.raises(InstantiationException) as e:
+        instantiate(cfg)
+    assert isinstance(e.value.__cause__, WeightsNotFoundError)
+
+
+def test_checkpoint_decides_the_base(checkpoint):
+    with pytest.raises(ValueError, match="base comes from the checkpoint"):
+        from_config("dynamics", checkpoint=str(checkpoint), base={"name": "flow_stats"})
+
+
+def test_a_changed_base_is_refused(checkpoint, tmp_path):
+    bad = tmp_path / "bad"
+    shutil.copytree(checkpoint, bad)
+    cfg = json.loads((bad / "config.json").read_text())
+    cfg["base"]["kwargs"]["grid"] = 3
+    (bad / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(ValueError, match="fingerprint"):
+        from_config("dynamics", checkpoint=str(bad))
+
+
+def test_exported_scorer_reproduces_training_scores(checkpoint, manifest, tmp_path):
+    overrides = [o for o in TOY if not o.startswith(("backbone.", "clip."))]
+    cfg = compose_train(tmp_path, [*overrides, "backbone=dynamics", f"backbone.checkpoint={checkpoint}",
+                                   f"clip.num_frames={FRAMES}", "data=manifest", f"data.source.path={manifest}",
+                                   "eval.report=false", "eval.n_boot=20", f"paths.cache_dir={tmp_path / 'cache'}"])
+    train(cfg)
+    expected = pd.read_csv(tmp_path / "scores.csv")
+    scorer = Scorer.from_pretrained(tmp_path / "scorer")
+    assert scorer.encoder.name == "dynamics" and scorer.config["encoder"]["describe"]["feature_dim"] == 2 * 4 * 14
+    got = scorer.score_raw_many([manifest / p for p in expected["path"]])
+    assert np.max(np.abs(np.array(got) - expected["raw_score"].to_numpy())) < 1e-5

@@ -1,0 +1,156 @@
+"""Motion-aware encoders on real mp4s: per-step layout, response to motion, cache keys, exported scorers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from conftest import moving_square
+
+from phyprobe import Scorer
+from phyprobe.encoders import from_config
+from phyprobe.encoders.motion import CELL_STATS, flow_images, normalise_image
+from phyprobe.io.video import ClipSpec, decode_clip, write_video
+from phyprobe.training.pipeline import train
+from train_helpers import TOY, compose_train
+
+T = 6
+SIZE = 64  # encoder input side: small and fast, and the moving square still spans several pixels
+
+
+def clip_of(enc, path, num_frames: int = T) -> torch.Tensor:
+    return enc.preprocess(decode_clip(path, enc.clip_spec(ClipSpec(num_frames))).frames)
+
+
+@pytest.fixture(scope="module")
+def videos(tmp_path_factory):
+    """A static clip, a square sliding at constant speed, and its teleporting twin, as PyAV mp4s."""
+    d = tmp_path_factory.mktemp("motion_videos")
+    return {
+        "static": write_video(d / "static.mp4", moving_square(T, 48, 64, 10, 0.0), fps=12),
+        "moving": write_video(d / "moving.mp4", moving_square(T, 48, 64, 4, 4.0), fps=12),
+        "teleport": write_video(d / "teleport.mp4", moving_square(T, 48, 64, 4, 4.0, jump_at=3, jump=20.0), fps=12),
+    }
+
+
+def encode(enc, *paths) -> torch.Tensor:
+    return enc(torch.stack([clip_of(enc, p) for p in paths]))
+
+
+@pytest.mark.parametrize("name", ["efficientnet_lite0_flow", "efficientnet_lite0_diff"])
+def test_two_stream_layout_is_rgb_then_motion_per_step(name, videos):
+    """(T, 2 x 1280): the first half is exactly the RGB encoder's features; the second half, the motion
+    stream, has one step per frame with step 0 repeating step 1 (no motion into the first frame)."""
+    enc = from_config(name, image_size=SIZE)
+    rgb = from_config("efficientnet_lite0", image_size=SIZE, spatial_pool="max")
+    f = encode(enc, videos["moving"])
+    assert f.shape == (1, T, 2560) == (1, enc.num_steps(T), enc.feature_dim)
+    torch.testing.assert_close(f[..., :1280], rgb(clip_of(rgb, videos["moving"])[None]), atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(f[0, 0, 1280:], f[0, 1, 1280:])
+    assert not torch.allclose(f[0, 1, 1280:], f[0, 2, 1280:])  # later steps are not copies
+    assert enc.preprocess == rgb.preprocess  # frames are fed exactly as to the RGB encoder
+
+
+def _distance(f: torch.Tensor, ref: torch.Tensor) -> torch.Tensor:
+    return (f - ref).norm(dim=-1).mean()
+
+
+def test_flow_stream_sees_motion_and_nothing_else(videos):
+    """A static clip's flow image is (up to codec noise) the zero-flow image at every step; a moving
+    square's is not, and neither are its features."""
+    enc = from_config("efficientnet_lite0_flow", image_size=SIZE)
+    x = torch.stack([clip_of(enc, videos["static"]), clip_of(enc, videos["moving"])])
+    zero = normalise_image(flow_images(np.zeros((1, SIZE, SIZE, 2), np.float32), 1.0), enc.preprocess)
+    img = enc.motion_images(x)
+    assert (img[0] - zero).abs().mean() < 0.05 * (img[1] - zero).abs().mean()
+    f = enc(x)[..., 1280:]
+    still = enc.rgb(zero[None])[0, 0]
+    assert _distance(f[0], still) < 0.2 * _distance(f[1], still)
+
+
+def test_difference_stream_of_a_static_clip_is_the_no_change_image(videos):
+    enc = from_config("efficientnet_lite0_diff", image_size=SIZE)
+    x = torch.stack([clip_of(enc, videos["static"]), clip_of(enc, videos["moving"])])
+    no_change = normalise_image(torch.full((1, 3, SIZE, SIZE), 0.5), enc.preprocess)
+    img = enc.motion_images(x)
+    assert (img[0] - no_change).abs().mean() < 0.05 * (img[1] - no_change).abs().mean()
+    f = enc(x)[..., 1280:]
+    still = enc.rgb(no_change[None])[0, 0]
+    assert _distance(f[0], still) < 0.2 * _distance(f[1], still)
+
+
+def test_flow_stats_layout_and_response_to_motion(videos):
+    enc = from_config("flow_stats", image_size=SIZE, grid=2)
+    f = encode(enc, videos["static"], videos["moving"], videos["teleport"])
+    assert f.shape == (3, T, 4 * len(CELL_STATS)) and enc.feature_dim == 4 * len(CELL_STATS)
+    cells = f.view(3, T, 4, len(CELL_STATS))  # cell-major: (step, cell, statistic)
+    # Nothing moves in the static clip: every statistic is ~0 (codec noise aside) next to the moving square's.
+    assert f[0].abs().mean() < 0.1 * f[1].abs().mean()
+    mag = cells[:, 1:, :, CELL_STATS.index("mag_max")].amax(-1)
+    assert (mag[1] > 3.0).all() and (mag[0] < 0.3 * mag[1]).all()  # 4 px/frame at 64 px: ~6 % of the frame
+    # Rightward motion lands in the direction bins around angle 0, never in the opposite ones.
+    dirs = cells[1, 1:, :, CELL_STATS.index("dir0") : CELL_STATS.index("dir0") + 8].sum((0, 1))
+    assert dirs[3:5].sum() > 0.9 * dirs.sum()
+    torch.testing.assert_close(f[:, 0], f[:, 1])  # step 0 repeats the first flow's statistics
+    acc = cells[..., CELL_STATS.index("acc_max")].amax(-1)
+    torch.testing.assert_close(acc[:, 1], acc[:, 2])  # the acceleration starts with the second flow
+    # The teleport (frame 3) is an acceleration the constant slide does not have, at steps 3 and 4.
+    assert acc[2, 3:5].max() > 2 * acc[1, 3:5].max()
+
+
+def test_every_entry_and_option_has_its_own_cache_key():
+    fps = {
+        "rgb": from_config("efficientnet_lite0", image_size=SIZE, weights=None, spatial_pool="max"),
+        "flow": from_config("efficientnet_lite0_flow", image_size=SIZE, weights=None),
+        "flow_dis": from_config("efficientnet_lite0_flow", image_size=SIZE, weights=None, flow_method="dis"),
+        "flow_bound": from_config("efficientnet_lite0_flow", image_size=SIZE, weights=None, flow_bound=0.2),
+        "diff": from_config("efficientnet_lite0_diff", image_size=SIZE, weights=None),
+        "stats": from_config("flow_stats", image_size=SIZE),
+        "stats_grid": from_config("flow_stats", image_size=SIZE, grid=2),
+        "stats_dis": from_config("flow_stats", image_size=SIZE, flow_method="dis"),
+        "dyn": from_config("dynamics", checkpoint=None, base={"name": "flow_stats", "image_size": SIZE}),
+        "dyn_errors_only": from_config("dynamics", checkpoint=None, base={"name": "flow_stats", "image_size": SIZE},
+                                       include_base=False),
+        "dyn_context": from_config("dynamics", checkpoint=None, base={"name": "flow_stats", "image_size": SIZE}, context=2),
+        "dyn_base": from_config("dynamics", checkpoint=None, base={"name": "flow_stats", "image_size": SIZE, "grid": 2}),
+    }
+    prints = {k: e.fingerprint() for k, e in fps.items()}
+    assert len(set(prints.values())) == len(prints), prints
+
+
+def test_bad_options_are_refused():
+    with pytest.raises(ValueError, match="flow_method"):
+        from_config("efficientnet_lite0_flow", weights=None, flow_method="lucas-kanade")
+    with pytest.raises(ValueError, match="flow_bound"):
+        from_config("efficientnet_lite0_flow", weights=None, flow_bound=0)
+    with pytest.raises(ValueError, match="grid"):
+        from_config("flow_stats", grid=0)
+    with pytest.raises(ValueError, match="at least 3 frames"):
+        from_config("flow_stats", image_size=SIZE)(torch.zeros(1, 2, 3, SIZE, SIZE))
+
+
+@pytest.fixture(scope="module")
+def toy_run_factory(toy_manifest, tmp_path_factory):
+    def run(backbone: str, extra: list[str]):
+        out = tmp_path_factory.mktemp(f"run_{backbone}")
+        overrides = [o for o in TOY if not o.startswith("backbone.")] + [f"backbone={backbone}", *extra]
+        cfg = compose_train(out, [*overrides, "clip.num_frames=6", "data=manifest", f"data.source.path={toy_manifest}",
+                                  "eval.report=false", "eval.n_boot=20", f"paths.cache_dir={out / 'cache'}"])
+        train(cfg)
+        return out
+    return run
+
+
+@pytest.mark.parametrize("backbone, extra", [
+    ("efficientnet_lite0_flow", [f"backbone.image_size={SIZE}"]),
+    ("efficientnet_lite0_diff", [f"backbone.image_size={SIZE}"]),
+    ("flow_stats", [f"backbone.image_size={SIZE}"]),
+])
+def test_exported_scorer_reproduces_training_scores(backbone, extra, toy_run_factory, toy_manifest):
+    run = toy_run_factory(backbone, extra)
+    expected = pd.read_csv(run / "scores.csv")
+    scorer = Scorer.from_pretrained(run / "scorer")
+    assert scorer.encoder.name == backbone
+    got = scorer.score_raw_many([toy_manifest / p for p in expected["path"]])
+    assert np.max(np.abs(np.array(got) - expected["raw_score"].to_numpy())) < 1e-5
