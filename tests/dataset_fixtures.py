@@ -23,13 +23,18 @@ from phyprobe.io.video import write_video
 FRAMES, SIZE = 8, (32, 48)
 
 
-def clip(path: Path, key: str, violate: bool = False) -> Path:
-    """A distinct tiny clip per ``key`` (its own colour, start and speed); ``violate`` teleports the square."""
+def clip_frames(key: str, violate: bool = False) -> np.ndarray:
+    """A distinct tiny clip per ``key`` (its own colour, start, speed and first-frame band); ``violate``
+    teleports the square half-way."""
     rng = np.random.default_rng(zlib.crc32(key.encode()))
     colour = tuple(int(c) for c in rng.integers(60, 255, 3))
     frames = moving_square(FRAMES, *SIZE, rng.uniform(0, 20), rng.uniform(1, 3), FRAMES // 2 if violate else None, 14.0, colour)
-    frames[:, : SIZE[0] // 4] = rng.integers(0, 255, (1, SIZE[0] // 4, SIZE[1], 3), dtype=np.uint8)  # a unique first-frame band
-    return write_video(path, frames, fps=8)
+    frames[:, : SIZE[0] // 4] = rng.integers(0, 255, (1, SIZE[0] // 4, SIZE[1], 3), dtype=np.uint8)
+    return frames
+
+
+def clip(path: Path, key: str, violate: bool = False) -> Path:
+    return write_video(path, clip_frames(key, violate), fps=8)
 
 
 # ---------------------------------------------------------------------------------------------
