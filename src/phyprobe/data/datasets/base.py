@@ -322,6 +322,12 @@ class ManifestWriter:
             tmp = self.out / (name + ".tmp")
             self._files[name] = open(tmp, "w", encoding="utf-8")
 
+    def unseen(self, ids: pd.Series) -> np.ndarray:
+        """Mask of the ids neither written nor reported missing yet, first occurrence only: a converter
+        whose videos recur across rows describes and looks up each video once."""
+        h = _hash_ids(ids.reset_index(drop=True))
+        return ~pd.Series(h).duplicated().to_numpy() & ~np.isin(h, self._seen) & ~np.isin(h, self._missing)
+
     def add(self, videos: pd.DataFrame, pairs: pd.DataFrame | None = None) -> None:
         """``videos`` has the manifest's video columns, ``path`` None where the file was not found,
         and optionally ``ref``, ``file``, ``row`` (the published reference and where it was read),
@@ -414,5 +420,11 @@ def group_pairs(videos: pd.DataFrame, group: str, score: str, higher_means: str 
 
 def existing(paths: Iterable[Path | str | None]) -> list[str | None]:
     """Absolute path per video, None where no file is there."""
-    return [str(Path(p).resolve()) if p is not None and os.path.isfile(p) else None for p in paths]
+    return [os.path.abspath(p) if p is not None and os.path.isfile(p) else None for p in paths]
+
+
+def existing_under(base: Path, refs: Iterable[str]) -> list[str | None]:
+    """``existing`` for paths relative to one folder, without a Path object per video."""
+    prefix = os.path.abspath(base) + os.sep
+    return existing(prefix + r for r in refs)
 

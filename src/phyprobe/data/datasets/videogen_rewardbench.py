@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .base import ManifestWriter, check_count, existing, fail, find_file, pair_frame, read_csv, unpacked, video_frame
+from .base import ManifestWriter, check_count, existing_under, fail, find_file, pair_frame, read_csv, unpacked, video_frame
 
 NAME = "videogen_rewardbench"
 FILE = "videogen-rewardbench.csv"
@@ -55,19 +55,22 @@ def convert(root: Path, out: Path, dim: str = "MQ", split: str = "test", chunksi
                     fail(path, "empty video path", row=int(rows[np.flatnonzero(empty.to_numpy())[0]]), field=f"path_{side}")
             if base is None:
                 base = _video_root(root, path, Path(out), chunk["path_A"].iloc[0])
+            ids = [NAME + ":" + chunk[f"path_{side}"].str.strip() for side in ("A", "B")]
+            pairs = pair_frame(ids[0], ids[1], label.to_numpy(), NAME, "same_prompt", "generated_vs_generated", split)
+            # A video recurs in every pair of its prompt: look up, describe and stat each one only once.
             sides = []
-            for side in ("A", "B"):
-                refs = chunk[f"path_{side}"].str.strip()
-                meta = pd.DataFrame({"prompt": chunk["prompt"], "model": chunk[f"{side}_model"]})
+            for side, vid in zip(("A", "B"), ids):
+                c = pd.DataFrame({"id": vid, "ref": chunk[f"path_{side}"].str.strip(), "row": rows,
+                                  "prompt": chunk["prompt"], "model": chunk[f"{side}_model"]})
                 for k in ("fps", "num_frames"):
                     if f"{k}_{side}" in chunk:
-                        meta[k] = pd.to_numeric(chunk[f"{k}_{side}"], errors="coerce")
-                v = video_frame(NAME + ":" + refs, existing(base / r for r in refs), NAME, False, split,
-                                metadata=meta.to_dict("records"))
-                sides.append(v.assign(ref=refs.to_numpy(), file=str(path), row=rows))
-            pairs = pair_frame(sides[0]["id"], sides[1]["id"], label.to_numpy(), NAME, "same_prompt",
-                               "generated_vs_generated", split)
-            w.add(pd.concat(sides, ignore_index=True), pairs)
+                        c[k] = pd.to_numeric(chunk[f"{k}_{side}"], errors="coerce")
+                sides.append(c)
+            new = pd.concat(sides, ignore_index=True)
+            new = new[w.unseen(new["id"])]
+            meta = new.drop(columns=["id", "ref", "row"]).to_dict("records")
+            v = video_frame(new["id"], existing_under(base, new["ref"]), NAME, False, split, metadata=meta)
+            w.add(v.assign(ref=new["ref"].to_numpy(), file=str(path), row=new["row"].to_numpy()), pairs)
         w.report.files[str(path)] = n_rows
         check_count(path, n_rows, EXPECTED_ROWS, "rows", check_counts)
         w.report.notes.append(f"labels from dimension {dim}")
