@@ -259,8 +259,8 @@ def test_all_benchmark_configs_load():
         b = load_benchmark(path, root=REPO)
         assert b.name == path.stem and set(b.protocols) <= set(PROTOCOLS)
     assert set(load_benchmark("videophy2", root=REPO).protocols) == {"correlation", "pairwise"}
-    with pytest.raises(FileNotFoundError, match="converter"):
-        load_benchmark("pid", root=REPO).load_manifest()
+    with pytest.raises(FileNotFoundError, match=r"benchmark 'pid': no manifest at .*prepared/pid; write it with its converter"):
+        load_benchmark(REPO / "configs" / "benchmark" / "pid.yaml", root=REPO / "not_prepared").load_manifest()
 
 
 def test_benchmark_split_where_and_kwargs(world, tmp_path):

@@ -36,3 +36,64 @@ def normalise_magnitudes(videos: pd.DataFrame, transform: str | dict[str, str] =
         sub[known] = v
         out[idx] = sub
     return out
+
+
+COMBINE = ("mean", "max")
+
+
+class MagnitudeMap:
+    """A source's own annotation(s) -> magnitude on the common [0, 1] scale, piecewise linear
+    between the configured points and monotone by construction (checked here), so a converter
+    keeps the annotators' order. Several annotated fields (VisionRewardDB's "physics law" and
+    "movement reality") are each mapped and then combined (``mean`` or ``max``)."""
+
+    def __init__(self, fields: dict[str, dict[float, float]], combine: str = "mean", where: str = "magnitude map"):
+        if not fields:
+            raise ValueError(f"{where}: 'fields' is empty")
+        if combine not in COMBINE:
+            raise ValueError(f"{where}: 'combine' must be one of {COMBINE}, got {combine!r}")
+        self.points: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for name, pts in fields.items():
+            if not isinstance(pts, dict) or len(pts) < 2:
+                raise ValueError(f"{where}: field {name!r} needs at least two points value -> magnitude, got {pts!r}")
+            x = np.array(sorted(float(k) for k in pts))
+            y = np.array([float(pts[k]) for k in sorted(pts, key=float)])
+            if ((y < 0) | (y > 1)).any():
+                raise ValueError(f"{where}: field {name!r}: magnitudes must lie in [0, 1], got {y.tolist()}")
+            d = np.diff(y)
+            if not ((d >= 0).all() or (d <= 0).all()):
+                raise ValueError(f"{where}: field {name!r} is not monotone: {dict(zip(x.tolist(), y.tolist()))}")
+            self.points[name] = (x, y)
+        self.combine, self.where = combine, where
+
+    @classmethod
+    def from_dict(cls, cfg: dict, where: str = "magnitude map") -> "MagnitudeMap":
+        if not isinstance(cfg, dict) or "fields" not in cfg:
+            raise ValueError(f"{where}: expected a mapping with 'fields' (and optionally 'combine')")
+        return cls(dict(cfg["fields"]), cfg.get("combine", "mean"), where)
+
+    @property
+    def fields(self) -> list[str]:
+        return list(self.points)
+
+    def map_field(self, name: str, values) -> np.ndarray:
+        """Magnitudes of one field's values; NaN stays NaN, a value outside the map's range is an error
+        (extrapolating would invent a scale the annotators never used)."""
+        x, y = self.points[name]
+        v = np.asarray(values, dtype=float)
+        out = np.interp(v, x, y)
+        outside = ~np.isnan(v) & ((v < x[0]) | (v > x[-1]))
+        if outside.any():
+            i = int(np.flatnonzero(outside)[0])
+            raise ValueError(f"{self.where}: field {name!r} value {v[i]} at position {i} lies outside the map's range [{x[0]}, {x[-1]}]")
+        return np.where(np.isnan(v), np.nan, out)
+
+    def __call__(self, columns: dict[str, object]) -> np.ndarray:
+        """One magnitude per row from the fields present in ``columns`` (NaN where none is known)."""
+        mapped = np.stack([self.map_field(k, columns[k]) for k in self.points if k in columns])
+        known = ~np.isnan(mapped)
+        if self.combine == "max":
+            out = np.where(known, mapped, -np.inf).max(axis=0)
+        else:
+            out = np.where(known, mapped, 0.0).sum(axis=0) / np.maximum(known.sum(axis=0), 1)
+        return np.where(known.any(axis=0), out, np.nan)

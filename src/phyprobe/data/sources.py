@@ -60,3 +60,33 @@ def merge(*manifests: Manifest, root: str | Path | None = None, relative: bool =
     if len(dup):
         raise ValueError(f"merge: video ids occur in more than one source, e.g. {list(dup[:3])}")
     return Manifest(videos=v, pairs=pd.concat(pairs, ignore_index=True), root=Path(root or manifests[0].root))
+
+
+def mix(components: dict, root: str | Path | None = None, leakage: dict | None = None) -> Manifest:
+    """Several prepared sources in one training manifest (``data=paper_mix``), checked for leakage.
+
+    ``components`` maps a name to a manifest directory (written by ``phyprobe data prepare``) or to
+    an already-built manifest (the world); a null entry switches a component off. ``leakage``
+    (``benchmarks``, ``splits``, ``allow``, ``cache_dir``) runs the leakage guard on the splits used
+    for training against every listed benchmark's test split before anything is trained.
+    """
+    loaded = []
+    for name, c in components.items():
+        if c is None:
+            continue
+        if isinstance(c, Manifest):
+            loaded.append(c)
+            continue
+        if not (Path(c) / "videos.jsonl").is_file():
+            raise FileNotFoundError(f"mix component {name!r}: no manifest at {c}; write it with "
+                                    f"`phyprobe data prepare NAME --root DOWNLOAD_DIR --out {c}` or set it to null")
+        loaded.append(Manifest.load(c, check_files=True))
+    if not loaded:
+        raise ValueError("mix: every component is switched off")
+    merged = merge(*loaded, root=root)
+    if leakage:
+        from .datasets.leakage import check_leakage
+
+        check_leakage(merged.split(*leakage.get("splits", ["train", "val"])), leakage.get("benchmarks", []),
+                      allow=leakage.get("allow") or (), cache_dir=leakage.get("cache_dir"), root=leakage.get("root"))
+    return merged

@@ -402,6 +402,9 @@ class Benchmark:
         """The benchmark's own manifest, restricted by :meth:`restrict`."""
         if self.manifest is None:
             raise FileNotFoundError(f"benchmark {self.name!r} has no manifest yet (its converter comes later)")
+        if not (Path(self.manifest) / "videos.jsonl").is_file():
+            raise FileNotFoundError(f"benchmark {self.name!r}: no manifest at {self.manifest}; write it with its converter, "
+                                    f"`phyprobe data prepare NAME --root DOWNLOAD_DIR --out {self.manifest}` (docs/datasets/)")
         return self.restrict(Manifest.load(self.manifest))
 
     def restrict(self, m: Manifest) -> Manifest:

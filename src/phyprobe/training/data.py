@@ -11,7 +11,7 @@ import lightning as L
 import numpy as np
 import pandas as pd
 import torch
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader, Dataset, WeightedRandomSampler
 
 from ..features.table import ShardFeatureTable
 
@@ -60,8 +60,10 @@ def pair_arrays(pairs: pd.DataFrame, row_of: dict[str, int]) -> tuple[np.ndarray
 
 class PairFeatureDataModule(L.LightningDataModule):
     def __init__(self, feats: torch.Tensor | ShardFeatureTable, row_of: dict[str, int], train_pairs: pd.DataFrame, val_pairs: pd.DataFrame,
-                 magnitude: np.ndarray, anchor: np.ndarray, batch_size: int = 256, num_workers: int = 0):
+                 magnitude: np.ndarray, anchor: np.ndarray, batch_size: int = 256, num_workers: int = 0,
+                 sampling: np.ndarray | None = None):
         super().__init__()
+        self.sampling = sampling  # per-training-pair draw probabilities (data.sampling); None = uniform shuffle
         self.feats, self.row_of = feats, row_of
         self.train_pairs, self.val_pairs = train_pairs, val_pairs
         self.magnitude, self.anchor = magnitude, anchor
@@ -72,8 +74,10 @@ class PairFeatureDataModule(L.LightningDataModule):
         return PairFeatureDataset(self.feats, idx, lab, w, self.magnitude, self.anchor)
 
     def train_dataloader(self):
-        return DataLoader(self._dataset(self.train_pairs), batch_size=self.batch_size, shuffle=True, collate_fn=_batch_as_is,
-                          num_workers=self.num_workers, drop_last=len(self.train_pairs) > self.batch_size)
+        sampler = None if self.sampling is None else WeightedRandomSampler(
+            torch.as_tensor(self.sampling, dtype=torch.double), num_samples=len(self.train_pairs), replacement=True)
+        return DataLoader(self._dataset(self.train_pairs), batch_size=self.batch_size, shuffle=sampler is None, sampler=sampler,
+                          collate_fn=_batch_as_is, num_workers=self.num_workers, drop_last=len(self.train_pairs) > self.batch_size)
 
     def val_dataloader(self):
         return DataLoader(self._dataset(self.val_pairs), batch_size=1024, shuffle=False, collate_fn=_batch_as_is,

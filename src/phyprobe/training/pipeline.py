@@ -21,6 +21,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from ..data.magnitudes import normalise_magnitudes
 from ..data.manifest import Manifest
+from ..data.sampling import sampling_weights
 from ..features.cache import FeatureCache
 from ..features.extract import extract_features
 from ..features.table import ShardFeatureTable
@@ -162,7 +163,8 @@ def train(cfg: DictConfig) -> dict:
 
     dm = PairFeatureDataModule(feats, row_of, train_m.pairs, val_m.pairs if not val_m.pairs.empty else train_m.pairs,
                                normalise_magnitudes(manifest.videos, cfg.data.magnitude_transform),
-                               anchors_of(manifest.videos, cfg.data.get("anchor_fraction", 1.0)), batch_size=cfg.optim.batch_size)
+                               anchors_of(manifest.videos, cfg.data.get("anchor_fraction", 1.0)), batch_size=cfg.optim.batch_size,
+                               sampling=sampling_weights(train_m.pairs, cfg.data.get("sampling")))
     module = PhyProbeModule(head, instantiate(cfg.loss), lr=cfg.optim.lr, weight_decay=cfg.optim.weight_decay,
                             warmup_steps=cfg.optim.warmup_steps)
     ckpt = ModelCheckpoint(dirpath=out / "checkpoints", monitor=cfg.checkpoint.monitor, mode=cfg.checkpoint.mode,
