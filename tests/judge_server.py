@@ -36,6 +36,8 @@ class ScriptedServer:
         self.counts: Counter = Counter()
         self.served: Counter = Counter()  # 200 replies actually written
         self.auth_headers: list[str] = []
+        self.part_types: list[list[str]] = []  # content part types of each request, in arrival order
+        self.extra: list[dict] = []  # mm_processor_kwargs of each request
         self.lock = threading.Lock()
         server = self
 
@@ -53,6 +55,8 @@ class ScriptedServer:
                     server.counts[key] += 1
                     attempt = server.counts[key]
                     server.auth_headers.append(self.headers.get("authorization", ""))
+                    server.part_types.append([p["type"] for p in body["messages"][0]["content"]])
+                    server.extra.append(body.get("mm_processor_kwargs") or {})
                 text = "".join(p.get("text", "") for p in body["messages"][0]["content"] if p.get("type") == "text")
                 m = _CASE.search(text)
                 case = m.group(1) if m else "ok"

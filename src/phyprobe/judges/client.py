@@ -155,8 +155,9 @@ def sample_frames(path: Path, vi: VideoInput) -> tuple[np.ndarray, float]:
 
     info = probe(path)
     duration = max(info["duration"], 1e-6)
-    if vi.fps is not None and duration * vi.fps <= vi.max_frames:
-        n = max(1, int(math.floor(duration * vi.fps)))
+    wanted = duration * vi.fps + 1e-6 if vi.fps is not None else None  # 0.99999 s at 2 fps is 2 frames
+    if wanted is not None and wanted <= vi.max_frames + 1e-6:
+        n = max(1, int(math.floor(wanted)))
         return decode_clip(path, ClipSpec(n, mode="fps", fps=vi.fps)).frames, float(vi.fps)
     frames = decode_clip(path, ClipSpec(vi.max_frames)).frames
     return frames, vi.max_frames / duration
