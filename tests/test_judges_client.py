@@ -151,9 +151,9 @@ def test_sigkill_halfway_then_resume_sends_no_cached_request_twice_and_matches_a
         after = dict(srv.counts)
     assert all(after[k] == before[k] for k in cached_keys)  # nothing cached was sent again
     assert sum(after.values()) - sum(before.values()) == 40 - len(cached_keys)
-    with ScriptedServer() as srv2:
-        straight = _run_child(srv2.base_url, tmp_path / "cache2", root, tmp_path / "out2")
-        assert straight.wait(timeout=120) == 0
+    with ScriptedServer() as srv2:  # the same job, never interrupted
+        run_judge(physics_cfg(srv2.base_url, tmp_path / "cache2", samples=2, concurrency=2), Manifest.load(root),
+                  tmp_path / "out2")
     assert _comparable(tmp_path / "out" / "judgements.jsonl") == _comparable(tmp_path / "out2" / "judgements.jsonl")
     assert (tmp_path / "out" / "scores.csv").read_text() == (tmp_path / "out2" / "scores.csv").read_text()
 

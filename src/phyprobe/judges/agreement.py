@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
+from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.metrics import cohen_kappa_score
 
 from ..data.manifest import Manifest
@@ -50,6 +51,7 @@ def kappa(y1, y2, weights: str | None = None, labels=LABELS) -> float:
         return float("nan")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
         return float(cohen_kappa_score(y1, y2, labels=labels, weights=weights))
 
 
