@@ -93,3 +93,38 @@ def test_standins_enter_eval_reports_labelled_beside_other_evaluators(tiny_world
     table = comparison_table([tmp_path / "vt", tmp_path / "motion"])
     assert list(table.columns) == ["figure", "vision_tools (stand-in)", "baseline: motion"]
     assert "world.same_scene_accuracy" in set(table["figure"]) and "cost: seconds / video" in set(table["figure"])
+
+
+def test_real_models_load_published_formats_and_mix_with_labelled_standins(tmp_path):
+    """DINO (timm ViT, DINO's key names) and RAFT (torchvision state dict) loaded from weight files through
+    the real path; small random-initialised architectures stand in for the published sizes."""
+    import timm
+    import torch
+    from torchvision.models.optical_flow import raft_small
+
+    torch.manual_seed(0)
+    dino = timm.create_model("vit_tiny_patch16_224", pretrained=False, num_classes=0)
+    torch.save({**dino.state_dict(), "head.weight": torch.zeros(1)}, tmp_path / "dino_vitbase16_pretrain.pth")
+    torch.save(raft_small(weights=None).state_dict(), tmp_path / "raft.pth")
+    tools = vt.VisionTools(mode="real", weights_dir=str(tmp_path), max_frames=6, max_side=160,
+                           standin_dims=["background_consistency", "motion_smoothness", "aesthetic_quality",
+                                         "imaging_quality"],
+                           files={"dynamic_degree": ["raft.pth"]}, dino_arch="vit_tiny_patch16_224", raft_arch="raft_small")
+    assert tools.standin and "stand-in" in tools.name and "motion_smoothness" in tools.name
+    path = write_video(tmp_path / "a.mp4", moving_square(6, 128, 160, 0, 3.0), fps=16)  # RAFT needs >= 128 px
+    write_jsonl(tmp_path / "videos.jsonl", [{"id": "a", "path": "a.mp4", "source": "t", "is_real": False}])
+    rec = tools.judge_manifest(Manifest.load(tmp_path)).records["a"]
+    assert rec["dimensions"]["subject_consistency"]["method"] == "VBench model"
+    assert rec["dimensions"]["dynamic_degree"]["method"] == "VBench model"
+    assert rec["dimensions"]["motion_smoothness"]["method"].startswith("stand-in")
+    assert 0.0 <= rec["dimensions"]["subject_consistency"]["score"] <= 1.0
+    assert rec["dimensions"]["dynamic_degree"]["score"] in (0.0, 1.0) and 1.0 <= rec["score"] <= 5.0
+    # the DINO path is the consistency formula on the loaded model's CLS features
+    frames = tools._frames(path)[0]
+    x = tools.models.dino_input(frames)
+    assert x.shape[-2] == 224 and x.shape[-1] % 16 == 0
+    with torch.inference_mode():
+        feats = tools.models._model("dino")(x).numpy()
+    assert rec["dimensions"]["subject_consistency"]["score"] == pytest.approx(vt.consistency(feats), abs=1e-5)
+    with pytest.raises(vt.VisionToolWeightsMissing, match="AMT"):
+        vt.VisionTools(mode="real", weights_dir=str(tmp_path))

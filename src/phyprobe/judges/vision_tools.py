@@ -18,10 +18,10 @@ Per-video formulas, normalisation constants and the 1-5 mapping follow judges.md
 ``mode="real"`` runs the published models from local weight files (DINO ViT-B/16, CLIP ViT-B/32,
 RAFT, LAION aesthetic head on CLIP ViT-L/14, MUSIQ-SPAQ via pyiqa) and fails with the list of files to
 fetch when one is missing; AMT-S (motion smoothness) has no packaged implementation, so real mode
-says so instead of substituting. ``mode="standin"`` runs the model-free substitutes of §1.5 on
-OpenCV: HOG and colour-histogram consistency, flow-warped midpoint smoothness, Farneback dynamic
-degree, colourfulness/contrast, Laplacian sharpness. They are not VBench: every record, summary and
-report they produce says "stand-in".
+says so instead of substituting unless ``standin_dims`` names it. ``mode="standin"`` runs the
+model-free substitutes of §1.5 on OpenCV: HOG-style and colour-histogram consistency, flow-warped
+midpoint smoothness, Farneback dynamic degree, colourfulness/contrast, Laplacian sharpness. They are
+not VBench: every record, summary and report with a stand-in in it says "stand-in".
 """
 
 from __future__ import annotations
@@ -187,36 +187,205 @@ def _imaging_standin(frames) -> float:
     return float(np.mean([100.0 * (1.0 - np.exp(-cv2.Laplacian(g, cv2.CV_64F).var() / 100.0)) for g in _gray(frames)]))
 
 
-def standin_raw(frames: np.ndarray, fps: float) -> dict[str, float]:
-    """The six raw per-video values from the stand-ins (imaging already divided by 100)."""
-    return {
-        "subject_consistency": consistency(_hog(frames)),
-        "background_consistency": consistency(_colour_hist(frames)),
-        "motion_smoothness": interpolation_smoothness(frames, _warp_midpoint),
-        "dynamic_degree": dynamic_degree(frames, fps, flows),
-        "aesthetic_quality": _aesthetic_standin(frames),
-        "imaging_quality": _imaging_standin(frames) / 100.0,
+def standin_raw(frames: np.ndarray, fps: float, dims=DIMENSIONS) -> dict[str, float]:
+    """Raw per-video values of ``dims`` from the stand-ins (imaging already divided by 100)."""
+    fns = {
+        "subject_consistency": lambda: consistency(_hog(frames)),
+        "background_consistency": lambda: consistency(_colour_hist(frames)),
+        "motion_smoothness": lambda: interpolation_smoothness(frames, _warp_midpoint),
+        "dynamic_degree": lambda: dynamic_degree(frames, fps, flows),
+        "aesthetic_quality": lambda: _aesthetic_standin(frames),
+        "imaging_quality": lambda: _imaging_standin(frames) / 100.0,
     }
+    return {d: fns[d]() for d in dims}
 
 
 # ---------------------------------------------------------------------------------------------
 # real models
 
 
-class RealModels:
-    """VBench's models loaded from ``weights_dir``; constructing it checks that every file is there."""
+_IMAGENET = ((0.485, 0.456, 0.406), (0.229, 0.224, 0.225))
+_CLIP = ((0.48145466, 0.4578275, 0.40821073), (0.26862954, 0.26130258, 0.27577711))
 
-    def __init__(self, weights_dir: str | os.PathLike | None, device: str = "cpu"):
-        root = Path(weights_dir) if weights_dir else None
-        missing = [f for d in DIMENSIONS for f in WEIGHT_FILES[d] if root is None or not (root / f).is_file()]
-        if missing or root is None:
-            lines = "\n".join(f"  {f}: {WHERE[f]}" for f in missing)
+
+def _tensor(frames: np.ndarray):
+    import torch
+
+    return torch.from_numpy(np.ascontiguousarray(frames)).permute(0, 3, 1, 2).float() / 255.0
+
+
+def _normalise(x, stats):
+    import torch
+
+    mean, std = (torch.tensor(v, dtype=x.dtype).view(1, 3, 1, 1) for v in stats)
+    return (x - mean) / std
+
+
+class RealModels:
+    """VBench's models from local weight files (``files`` maps a dimension to its file names).
+
+    Construction checks that every needed file is there and names what to fetch otherwise; the models
+    themselves load on first use. ``*_arch`` exist so the loading code can be exercised on small
+    architectures; the defaults are VBench's.
+    """
+
+    def __init__(self, weights_dir: str | os.PathLike | None, dims, device: str = "cpu",
+                 files: dict | None = None, dino_arch: str = "vit_base_patch16_224", raft_arch: str = "raft_large",
+                 clip_b_arch: str = "ViT-B-32", clip_l_arch: str = "ViT-L-14"):
+        self.dims = list(dims)
+        self.files = {**WEIGHT_FILES, **(files or {})}
+        self.root = Path(weights_dir) if weights_dir else None
+        missing = [f for d in self.dims for f in self.files[d] if self.root is None or not (self.root / f).is_file()]
+        problems = [f"  {f}: {WHERE.get(f, 'see docs/judges.md')}" for f in missing]
+        if "motion_smoothness" in self.dims:
+            problems.append("  motion_smoothness needs the AMT-S interpolator, whose code (MCG-NKU/AMT, "
+                            "cfgs/AMT-S.yaml) is not packaged, so it cannot run here even with amt-s.pth")
+        if problems:
+            lines = "\n".join(problems)
             raise VisionToolWeightsMissing(
-                f"vision tools mode=real needs these weight files in weights_dir={weights_dir!r}:\n{lines}\n"
-                "Without them use mode=standin (labelled stand-in in every output).")
-        raise VisionToolWeightsMissing(
-            "motion_smoothness needs the AMT-S interpolator, whose code (MCG-NKU/AMT, cfgs/AMT-S.yaml) is not "
-            "packaged; vision tools mode=real cannot run it here. Use mode=standin.")
+                f"vision tools mode=real cannot run with weights_dir={weights_dir!r}:\n{lines}\n"
+                "Use mode=standin (labelled stand-in in every output), or list the dimensions you cannot run "
+                "in standin_dims (e.g. standin_dims=[motion_smoothness]).")
+        if "imaging_quality" in self.dims:
+            try:
+                import pyiqa  # noqa: F401
+            except ImportError:
+                raise VisionToolWeightsMissing("imaging_quality (MUSIQ) needs `pip install pyiqa`") from None
+        self.device = device
+        self.archs = {"dino": dino_arch, "raft": raft_arch, "clip_b": clip_b_arch, "clip_l": clip_l_arch}
+        self._models: dict = {}
+
+    def _file(self, dim: str, i: int = 0) -> Path:
+        return self.root / self.files[dim][i]
+
+    def _model(self, name: str):
+        if name not in self._models:
+            self._models[name] = getattr(self, f"_load_{name}")().to(self.device).eval()
+        return self._models[name]
+
+    def _load_dino(self):
+        import timm
+        import torch
+
+        model = timm.create_model(self.archs["dino"], pretrained=False, num_classes=0, global_pool="token",
+                                  dynamic_img_size=True)
+        state = torch.load(self._file("subject_consistency"), map_location="cpu", weights_only=True)
+        model.load_state_dict({k: v for k, v in state.items() if not k.startswith("head.")})
+        return model
+
+    def _load_clip(self, arch: str, path: Path):
+        import open_clip
+
+        return open_clip.create_model(arch, pretrained=str(path), force_quick_gelu=True)  # OpenAI CLIP uses QuickGELU
+
+    def _load_clip_b(self):
+        return self._load_clip(self.archs["clip_b"], self._file("background_consistency"))
+
+    def _load_clip_l(self):
+        return self._load_clip(self.archs["clip_l"], self._file("aesthetic_quality"))
+
+    def _load_aesthetic(self):
+        import torch
+
+        state = torch.load(self._file("aesthetic_quality", 1), map_location="cpu", weights_only=True)
+        head = torch.nn.Linear(state["weight"].shape[1], 1)
+        head.load_state_dict(state)
+        return head
+
+    def _load_raft(self):
+        import torch
+        from torchvision.models import optical_flow
+
+        model = getattr(optical_flow, self.archs["raft"])(weights=None, progress=False)
+        model.load_state_dict(torch.load(self._file("dynamic_degree"), map_location="cpu", weights_only=True))
+        return model
+
+    def _load_musiq(self):
+        from pyiqa.archs.musiq_arch import MUSIQ
+
+        return MUSIQ(pretrained_model_path=str(self._file("imaging_quality")))
+
+    # -- per-dimension values ------------------------------------------------------------------
+
+    def _clip_embed(self, name: str, frames):
+        import torch
+        import torch.nn.functional as F
+
+        x = F.interpolate(_tensor(frames), scale_factor=224 / min(frames.shape[1:3]), mode="bicubic",
+                          align_corners=False, antialias=True).clamp(0, 1)
+        h, w = x.shape[-2:]
+        top, left = (h - 224) // 2, (w - 224) // 2
+        x = _normalise(x[..., top:top + 224, left:left + 224], _CLIP)
+        out, model = [], self._model(name)  # loaded outside inference mode, so its weights are ordinary tensors
+        with torch.inference_mode():
+            for i in range(0, len(x), 32):
+                out.append(model.encode_image(x[i:i + 32].to(self.device)).float().cpu())
+        return torch.cat(out)
+
+    @staticmethod
+    def dino_input(frames):
+        """VBench's ``dino_transform(224)``: shorter side to 224 (no crop), ImageNet normalisation; then the
+        remainder beyond a multiple of 16 px dropped, which DINO's stride-16 patch convolution ignores anyway."""
+        import torch.nn.functional as F
+
+        x = _tensor(frames)
+        x = _normalise(F.interpolate(x, scale_factor=224 / min(x.shape[-2:]), mode="bilinear", align_corners=False,
+                                     antialias=True), _IMAGENET)
+        h, w = x.shape[-2:]
+        return x[..., : h // 16 * 16, : w // 16 * 16]
+
+    def subject_consistency(self, frames) -> float:
+        import torch
+
+        x, model = self.dino_input(frames), self._model("dino")
+        with torch.inference_mode():
+            feats = torch.cat([model(x[i:i + 16].to(self.device)).cpu() for i in range(0, len(x), 16)])
+        return consistency(feats.numpy())
+
+    def background_consistency(self, frames) -> float:
+        return consistency(self._clip_embed("clip_b", frames).numpy())
+
+    def aesthetic_quality(self, frames) -> float:
+        import torch
+
+        emb = self._clip_embed("clip_l", frames)
+        emb, head = emb / emb.norm(dim=-1, keepdim=True), self._model("aesthetic")
+        with torch.inference_mode():
+            return float((head(emb.to(self.device)).squeeze(-1) / 10.0).mean())
+
+    def _raft_flows(self, frames) -> np.ndarray:
+        import torch
+        import torch.nn.functional as F
+
+        x = _tensor(frames) * 2.0 - 1.0
+        h, w = x.shape[-2:]
+        ph, pw = (-h) % 8, (-w) % 8  # RAFT's InputPadder: pad to a multiple of 8, flow kept padded as in VBench
+        x = F.pad(x, [pw // 2, pw - pw // 2, ph // 2, ph - ph // 2], mode="replicate")
+        raft = self._model("raft")
+        with torch.inference_mode():
+            out = [raft(a[None].to(self.device), b[None].to(self.device), num_flow_updates=20)[-1][0]
+                   for a, b in zip(x[:-1], x[1:])]
+        return torch.stack(out).permute(0, 2, 3, 1).cpu().numpy()
+
+    def dynamic_degree(self, frames, fps: float) -> float:
+        return dynamic_degree(frames, fps, self._raft_flows)
+
+    def imaging_quality(self, frames) -> float:
+        import torch
+        import torch.nn.functional as F
+
+        x = _tensor(frames)
+        if max(x.shape[-2:]) > 512:  # VBench's default preprocessing mode "longer"
+            x = F.interpolate(x, scale_factor=512 / max(x.shape[-2:]), mode="bilinear", align_corners=False,
+                              antialias=True)
+        musiq = self._model("musiq")
+        with torch.inference_mode():
+            per_frame = [float(musiq(f[None].to(self.device))) for f in x]
+        return float(np.mean(per_frame)) / 100.0
+
+    def raw(self, frames: np.ndarray, fps: float) -> dict[str, float]:
+        return {d: (self.dynamic_degree(frames, fps) if d == "dynamic_degree" else getattr(self, d)(frames))
+                for d in self.dims}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -224,16 +393,28 @@ class RealModels:
 
 
 class VisionTools:
-    """The VT proxy as an evaluator: headline VT on 1-5 (higher = better quality), violation (5 - VT) / 4."""
+    """The VT proxy as an evaluator: headline VT on 1-5 (higher = better quality), violation (5 - VT) / 4.
+
+    ``mode="standin"`` runs every dimension on its stand-in; ``mode="real"`` runs VBench's models, except
+    the dimensions listed in ``standin_dims``, which use their stand-ins. Any stand-in makes the whole
+    evaluator a stand-in in its name and outputs.
+    """
 
     def __init__(self, mode: str = "standin", weights_dir: str | None = None, max_frames: int = 64,
-                 max_side: int | None = 256, name: str | None = None):
+                 max_side: int | None = 256, standin_dims: list[str] | None = None, device: str = "cpu",
+                 name: str | None = None, **real_kwargs):
         if mode not in ("standin", "real"):
             raise ValueError(f"vision tools mode must be 'standin' or 'real', got {mode!r}")
+        unknown = set(standin_dims or []) - set(DIMENSIONS)
+        if unknown:
+            raise ValueError(f"standin_dims: unknown dimension(s) {sorted(unknown)}; known: {list(DIMENSIONS)}")
+        self.standin_dims = list(DIMENSIONS) if mode == "standin" else [d for d in DIMENSIONS if d in (standin_dims or [])]
         self.mode, self.max_frames, self.max_side = mode, max_frames, max_side
-        self.standin = mode == "standin"
-        self.name = name or ("vision_tools (stand-in)" if self.standin else "vision_tools")
-        self.models = None if self.standin else RealModels(weights_dir)
+        self.standin = bool(self.standin_dims)
+        real = [d for d in DIMENSIONS if d not in self.standin_dims]
+        self.models = RealModels(weights_dir, real, device=device, **real_kwargs) if real else None
+        label = "stand-in" if not real else (f"{', '.join(self.standin_dims)} stand-in" if self.standin else "")
+        self.name = name or (f"vision_tools ({label})" if label else "vision_tools")
 
     def _frames(self, path: Path) -> tuple[np.ndarray, float]:
         from ..io.video import ClipSpec, decode_clip, probe
@@ -251,7 +432,9 @@ class VisionTools:
 
     def score_video(self, path: Path) -> dict:
         frames, fps = self._frames(path)
-        raw = standin_raw(frames, fps)
+        raw = standin_raw(frames, fps, self.standin_dims)
+        if self.models is not None:
+            raw.update(self.models.raw(frames, fps))
         x = normalise(raw)
         return {"raw": raw, "normalised": x, **vt_scores(raw)}
 
@@ -260,10 +443,10 @@ class VisionTools:
 
         t0 = time.perf_counter()
         records, scores = {}, {}
-        method = (lambda d: STANDIN_METHODS[d]) if self.standin else (lambda d: "VBench model")
+        method = (lambda d: STANDIN_METHODS[d] if d in self.standin_dims else "VBench model")
         for vid, rel in zip(manifest.videos["id"], manifest.videos["path"]):
             t = time.perf_counter()
-            rec = {"id": vid, "path": rel, "judge": self.name, "model": "stand-in (OpenCV)" if self.standin else "VBench",
+            rec = {"id": vid, "path": rel, "judge": self.name, "model": "VBench models" if self.models else "stand-in (OpenCV)",
                    "score": None, "violation_score": None, "dimensions": {}, "failures": [],
                    "cost": {"calls": 0, "cached_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "model_seconds": 0.0}}
             try:
