@@ -14,6 +14,7 @@ def _subcommands():
         ("phyprobe.features.extract", "add_cli"),
         ("phyprobe.eval.summary", "add_cli"),
         ("phyprobe.data.datasets.cli", "add_cli"),
+        ("phyprobe.judges.run", "add_cli"),
     ]
 
 

@@ -26,7 +26,7 @@ class ExternalScoresError(ValueError):
     """A row of an external score CSV cannot be used; the message names the file and the line."""
 
 
-def _lookup(manifest: Manifest) -> dict[str, list[str]]:
+def video_lookup(manifest: Manifest) -> dict[str, list[str]]:
     """Every name a video may be given by -> the ids it can mean (ids and paths first, then names)."""
     names: dict[str, list[str]] = {}
     for vid, path in zip(manifest.videos["id"], manifest.videos["path"]):
@@ -47,7 +47,7 @@ def read_external_scores(csv_path: str | os.PathLike, manifest: Manifest,
     if higher_means not in ("violation", "plausible"):
         raise ValueError(f"higher_means must be 'violation' or 'plausible', got {higher_means!r}")
     sign = -1.0 if higher_means == "plausible" else 1.0
-    names = _lookup(manifest)
+    names = video_lookup(manifest)
     ids = set(manifest.videos["id"])
     scores: dict[str, float] = {}
     where: dict[str, int] = {}

@@ -182,10 +182,20 @@ def _table(metrics: Mapping) -> list[str]:
     return lines
 
 
-def write_report(metrics: dict, scores_df: pd.DataFrame, out_dir: str | os.PathLike, title: str = "phyprobe evaluation") -> Path:
+def _cost_table(cost: Mapping) -> list[str]:
+    rows = [("videos", cost.get("videos")), ("model calls / video", cost.get("calls_per_video")),
+            ("prompt tokens / video", cost.get("prompt_tokens_per_video")),
+            ("completion tokens / video", cost.get("completion_tokens_per_video")),
+            ("seconds / video (wall)", cost.get("seconds_per_video"))]
+    return ["| cost | value |", "|---|---:|", *(f"| {k} | {'—' if v is None else f'{v:.4g}'} |" for k, v in rows)]
+
+
+def write_report(metrics: dict, scores_df: pd.DataFrame, out_dir: str | os.PathLike, title: str = "phyprobe evaluation",
+                 notes: list[str] | None = None, cost: Mapping | None = None) -> Path:
     """``out_dir/report.md`` plus its PNGs, from ``evaluate`` output (one protocol's dict or
     ``{protocol: dict}``) and a per-video table with columns ``id, score, raw_score`` and video
-    fields (``source``, ``is_real``, ``magnitude``, ``metadata`` or ``variant``)."""
+    fields (``source``, ``is_real``, ``magnitude``, ``metadata`` or ``variant``). ``notes`` are shown
+    under the title (e.g. that an evaluator is a stand-in); ``cost`` is the evaluation's cost summary."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     plots = [
@@ -201,6 +211,9 @@ def write_report(metrics: dict, scores_df: pd.DataFrame, out_dir: str | os.PathL
     ]
     lines = [f"# {title}", "", f"{len(scores_df)} scored videos. Scores: higher = more physically violating; "
              "error bars and intervals are 95 % percentile bootstrap over the figure's units.", ""]
+    lines += [f"> **Note:** {n}" for n in notes or []] + ([""] if notes else [])
+    if cost:
+        lines += ["## Cost", "", *_cost_table(cost), ""]
     for heading, png in plots:
         if png:
             lines += [f"## {heading}", "", f"![{heading}]({png})", ""]

@@ -3,12 +3,16 @@
 Scores from our scorer go through the same feature cache and head path as training, so a scorer
 evaluated here reproduces the figures of the run that produced it. External scores (VideoScore2,
 VideoPhy2-AutoEval, VisionReward, ...) are read from a ``video,score`` CSV and evaluated under the
-identical protocol, so every evaluator sits in the same table.
+identical protocol, so every evaluator sits in the same table. Rubric judges (``judge=NAME``, see
+``phyprobe.judges``) are run here and enter the same way, with their per-video judgements written
+beside the figures. Every evaluation records its cost (model calls, tokens, seconds per video), so a
+judge's price sits next to PhyProbe's.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +23,9 @@ from ..baselines.motion import motion_scores
 from .protocols import load_benchmark
 
 log = logging.getLogger(__name__)
+
+STANDIN_NOTE = ("These figures come from offline stand-ins (OpenCV substitutes), not from the published "
+                "models of the evaluator they stand in for.")
 
 
 def scorer_scores(scorer_dir: str | Path, manifest, cache_dir: str | Path, extract: dict) -> dict[str, float]:
@@ -65,10 +72,17 @@ def run_eval(cfg: DictConfig) -> dict:
     save_run_info(out, OmegaConf.to_container(cfg, resolve=True), seed=cfg.seed)
     bench = load_benchmark(OmegaConf.to_container(cfg.benchmark, resolve=True))
     manifest = bench.load_manifest()
-    sources = [k for k in ("scorer", "run", "scores_csv", "baseline") if cfg.get(k)]
+    sources = [k for k in ("scorer", "run", "scores_csv", "baseline", "judge") if cfg.get(k)]
     if len(sources) != 1:
-        raise ValueError(f"give exactly one of scorer=DIR, run=RUN_DIR, scores_csv=FILE or baseline=NAME (got {sources or 'none'})")
-    if cfg.get("baseline"):
+        raise ValueError("give exactly one of scorer=DIR, run=RUN_DIR, scores_csv=FILE, baseline=NAME or judge=NAME "
+                         f"(got {sources or 'none'})")
+    t0, cost, standin = time.perf_counter(), None, False
+    if cfg.get("judge"):
+        from ..judges.run import run_judge
+
+        judged = run_judge(cfg.judge, manifest, out / "judge")
+        scores, evaluator, cost, standin = judged.scores, judged.name, judged.cost, judged.standin
+    elif cfg.get("baseline"):
         if cfg.baseline not in BASELINES:
             raise ValueError(f"unknown baseline {cfg.baseline!r}: eval.py runs {sorted(BASELINES)}; "
                              "same-encoder feature surprisal runs inside train.py")
@@ -83,8 +97,12 @@ def run_eval(cfg: DictConfig) -> dict:
         scorer_dir = Path(cfg.scorer) if cfg.get("scorer") else Path(cfg.run) / "scorer"
         scores = scorer_scores(scorer_dir, manifest, cfg.paths.cache_dir, OmegaConf.to_container(cfg.extract))
         evaluator = str(scorer_dir)
-    metrics = {"benchmark": bench.name, "evaluator": evaluator, "direction": bench.direction,
-               "results": bench.evaluate(scores, manifest=manifest, n_boot=cfg.n_boot, seed=cfg.seed)}
+    if cost is None:  # no model calls: the cost is the wall time of scoring
+        from ..judges.base import local_cost
+
+        cost = local_cost(len(scores), time.perf_counter() - t0)
+    metrics = {"benchmark": bench.name, "evaluator": evaluator, "direction": bench.direction, "standin": standin,
+               "cost": cost, "results": bench.evaluate(scores, manifest=manifest, n_boot=cfg.n_boot, seed=cfg.seed)}
     atomic_write_json(out / "metrics.json", metrics)
     table = manifest.videos[manifest.videos["id"].isin(scores.keys())].copy()
     table["raw_score"] = [scores[v] for v in table["id"]]
@@ -93,6 +111,7 @@ def run_eval(cfg: DictConfig) -> dict:
     if cfg.report:
         from .report import write_report
 
-        write_report(metrics["results"], table, out, title=f"{evaluator} on {bench.name}")
+        notes = [STANDIN_NOTE] if standin else []
+        write_report(metrics["results"], table, out, title=f"{evaluator} on {bench.name}", notes=notes, cost=cost)
     log.info("wrote %s", out / "metrics.json")
     return metrics
