@@ -13,6 +13,7 @@ def _subcommands():
         ("phyprobe.world.build", "add_cli"),
         ("phyprobe.features.extract", "add_cli"),
         ("phyprobe.eval.summary", "add_cli"),
+        ("phyprobe.serve", "add_cli"),
     ]
 
 
