@@ -61,8 +61,8 @@ def test_csv_results_answer_every_video_once_and_a_rerun_adds_only_new_ones(scor
 
 
 def _long_clip_dir(root: Path, n: int) -> Path:
-    """n copies of one 120-frame clip: decoding each takes long enough for a kill to land halfway."""
-    src = write_video(root / "src.mp4", np.random.default_rng(0).integers(0, 255, (120, 96, 128, 3), dtype=np.uint8))
+    """n copies of one 80-frame clip: decoding each takes long enough for a kill to land halfway."""
+    src = write_video(root / "src.mp4", np.random.default_rng(0).integers(0, 255, (80, 96, 128, 3), dtype=np.uint8))
     d = root / "videos"
     d.mkdir()
     for i in range(n):
@@ -71,7 +71,7 @@ def _long_clip_dir(root: Path, n: int) -> Path:
 
 
 def test_kill_halfway_then_rerun_loses_nothing_and_scores_nothing_twice(scorer_dir, tmp_path, capsys):
-    n = 48
+    n = 24
     videos = _long_clip_dir(tmp_path, n)
     out = tmp_path / "scores.jsonl"
     cmd = [sys.executable, "-m", "phyprobe.cli", "score", str(scorer_dir), str(videos), "--out", str(out),
