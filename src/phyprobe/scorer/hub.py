@@ -78,7 +78,7 @@ def _training_data(run: Path) -> list[str]:
     cfg = json.loads(info.read_text()).get("config", {}) if info.is_file() else {}
     train_splits = list((cfg.get("data") or {}).get("train_splits") or ["train"])
     df["role"] = np.where(df["split"].isin(train_splits), "train", "held out")
-    table = df.groupby(["source", "role"]).size().unstack(fill_value=0)
+    table = df.groupby(["source", "role"]).size().unstack(fill_value=0).reindex(columns=["train", "held out"], fill_value=0)
     lines = [f"Videos of the training run by source (training splits: {', '.join(train_splits)}).", "",
              "| source | " + " | ".join(table.columns) + " |", "|---|" + "---|" * len(table.columns)]
     lines += [f"| {src} | " + " | ".join(str(int(v)) for v in row) + " |" for src, row in table.iterrows()]
