@@ -41,6 +41,7 @@ class ServeConfig:
     max_pending: int = 1024
     decode_threads: int = 2
     paths_root: Path | None = None
+    spool_dir: Path | None = None  # where uploads stream to (default: the system's temporary directory)
 
 
 class _Reject(Exception):
@@ -143,7 +144,7 @@ def build_app(scorer, cfg: ServeConfig | None = None):
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > cfg.max_upload_bytes:
             raise _Reject(413, f"upload of {int(declared)} bytes exceeds the limit of {cfg.max_upload_bytes}")
-        fd, name = tempfile.mkstemp(prefix="phyprobe-upload-", suffix=".video")
+        fd, name = tempfile.mkstemp(prefix="phyprobe-upload-", suffix=".video", dir=cfg.spool_dir)
         size = 0
         try:
             with os.fdopen(fd, "wb") as f:
