@@ -52,8 +52,12 @@ def resolve(path: str | Path, revision: str | None = None, cache_dir: str | Path
         if revision is not None:
             raise ScorerLoadError(f"{path}: revision={revision!r} applies to Hub repositories, and this is a local path")
         return p
-    from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+    try:
+        from huggingface_hub import snapshot_download
+        from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+    except ImportError as e:
+        raise ScorerLoadError(f"{path}: no such local directory; to load it from the Hugging Face Hub, "
+                              f"pip install 'phyprobe[hf]' (huggingface_hub)") from e
 
     at = f" at revision {revision!r}" if revision else ""
     try:
