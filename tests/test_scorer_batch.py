@@ -108,3 +108,26 @@ def test_a_results_file_of_something_else_is_not_overwritten(tmp_path):
     with pytest.raises(ValueError, match=r"scores.jsonl:1: not a JSON results row"):
         ResultFile(f).finished()
     assert f.read_text() == "hello\n"
+
+
+@pytest.mark.slow
+def test_two_processes_write_one_results_file_like_one_process(scorer_dir, toy_manifest, tmp_path):
+    """DDP through the extraction predict path: two CPU processes over gloo stand in for N GPUs or nodes."""
+    from phyprobe import Scorer
+    from phyprobe.scorer.batch import score_videos
+
+    scorer = Scorer.from_pretrained(scorer_dir)
+    videos = [str(p) for p in Manifest.load(toy_manifest).paths()][:9] + [str(tmp_path / "missing.mp4")]
+    files = {}
+    for name, kw in (("one", {}), ("two", {"devices": 2, "strategy": "ddp_spawn"})):
+        res = ResultFile(tmp_path / f"{name}.jsonl")
+        res.open()
+        score_videos(scorer, videos, res.append, batch_size=2, num_workers=0,
+                     trainer_kwargs={"accelerator": "cpu", **kw})
+        lines = (tmp_path / f"{name}.jsonl").read_text().splitlines()
+        assert len(lines) == len(videos)  # no video twice, none lost
+        files[name] = res.finished()
+    assert files["one"].keys() == files["two"].keys() == set(videos)
+    for v in videos[:-1]:
+        assert files["two"][v]["raw_score"] == pytest.approx(files["one"][v]["raw_score"], abs=1e-6)
+    assert "file does not exist" in files["two"][videos[-1]]["error"]

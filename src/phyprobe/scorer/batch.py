@@ -203,8 +203,8 @@ class _Failed(Exception):
 class BatchReport:
     total: int  # videos named by the inputs
     already_done: int  # answered by the results file before this run
-    scored: int
-    failed: int  # in this run
+    scored: int  # in this process (under ddp_spawn the ranks' rows are in the results, not here)
+    failed: int
     failed_before: int  # error rows left by earlier runs
     seconds: float
 
@@ -249,7 +249,8 @@ class _progress:
     """A rich progress bar with videos/s on stderr (only when it is a terminal and asked for)."""
 
     def __init__(self, enabled: bool, total: int):
-        self.enabled, self.total, self.p, self.task = enabled and sys.stderr.isatty(), total, None, None
+        first_rank = os.environ.get("LOCAL_RANK", "0") == "0" and os.environ.get("NODE_RANK", "0") == "0"
+        self.enabled, self.total, self.p, self.task = enabled and first_rank and sys.stderr.isatty(), total, None, None
 
     def __enter__(self):
         if not self.enabled:

@@ -111,7 +111,10 @@ def _run(args) -> int:
                 print(f"error: {r['video']}: {r['error']}", file=sys.stderr)
 
     rep = score_videos(scorer, videos, emit, done=done, progress=not args.no_progress, **common)
-    print(f"{args.out}: {rep.scored} scored, {rep.failed} failed in {rep.seconds:.1f} s "
-          f"({rep.videos_per_s:.1f} videos/s); {rep.already_done} already answered"
+    # Counted from the file, so that rows written by every rank (DDP) are included.
+    new = [r for v, r in results.finished().items() if v not in done]
+    failed = sum("error" in r for r in new)
+    print(f"{args.out}: {len(new) - failed} scored, {failed} failed in {rep.seconds:.1f} s "
+          f"({len(new) / rep.seconds if rep.seconds else 0.0:.1f} videos/s); {rep.already_done} already answered"
           + (f", {rep.failed_before} of them errors" if rep.failed_before else ""), file=sys.stderr)
-    return 1 if rep.failed or rep.failed_before else 0
+    return 1 if failed or rep.failed_before else 0
