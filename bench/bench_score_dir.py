@@ -47,7 +47,7 @@ def make_clips(root: Path, n: int, frames: int = 16, size=(64, 96)) -> Path:
 
 def pure_forward(scorer: Scorer, videos: list[str], batch_size: int, threads: int) -> float:
     """Videos/s of encoder + head alone on clips decoded beforehand."""
-    clips = [scorer._clip_frames(v) for v in videos]
+    clips = [scorer.load_clip(v) for v in videos]
     batches = [torch.stack(clips[i : i + batch_size]) for i in range(0, len(clips), batch_size)]
     prev = torch.get_num_threads()
     torch.set_num_threads(threads)

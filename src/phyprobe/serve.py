@@ -187,7 +187,7 @@ def build_app(scorer, cfg: ServeConfig | None = None):
         try:
             ev = asyncio.get_running_loop()
             try:
-                clip = await ev.run_in_executor(decode_pool, state["scorer"]._clip_frames, path)
+                clip = await ev.run_in_executor(decode_pool, state["scorer"].load_clip, path)
             except VideoDecodeError as e:
                 raise _Reject(422, f"{name or 'upload'}: {e.reason}") from None
             raw = await state["batcher"].submit(clip)

@@ -191,7 +191,8 @@ class Scorer:
     def device(self) -> torch.device:
         return next(self.head.parameters()).device
 
-    def _clip_frames(self, video: str | Path) -> torch.Tensor:
+    def load_clip(self, video: str | Path) -> torch.Tensor:
+        """The preprocessed clip (T, 3, H, W) the encoder sees for a file. Raises VideoDecodeError."""
         return self.encoder.preprocess(decode_clip(video, self.encoder.clip_spec(self.clip)).frames)
 
     @torch.inference_mode()
@@ -238,7 +239,7 @@ class Scorer:
         def clips():
             for v in videos:
                 try:
-                    yield str(v), self._clip_frames(v)
+                    yield str(v), self.load_clip(v)
                 except VideoDecodeError as e:
                     yield str(v), e
 
