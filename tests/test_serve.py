@@ -64,7 +64,14 @@ def _raw_request(url: str, head: bytes, chunks: list[bytes]) -> bytes:
                 s.sendall(c)
             except (BrokenPipeError, ConnectionResetError):
                 break
-        return s.recv(65536)
+        answer = b""
+        while b"\r\n\r\n" not in answer:  # the status and headers, then the body they announce
+            answer += s.recv(65536)
+        head, _, body = answer.partition(b"\r\n\r\n")
+        length = int(next(h.split(b":")[1] for h in head.lower().split(b"\r\n") if h.startswith(b"content-length")))
+        while len(body) < length:
+            body += s.recv(65536)
+        return head + b"\r\n\r\n" + body
 
 
 def test_oversized_uploads_are_refused_before_they_are_read_whole(scorer, tmp_path):
