@@ -5,7 +5,7 @@ head, durable row appends) is compared with the same encoder's forward on clips 
 preprocessed beforehand, at the same batch size and thread count, and with the time the encoder's
 forward passes took inside the run itself (robust to a shared machine's load). Target on 2 CPU cores: >= 0.9.
 
-    python bench/bench_score_dir.py               # 1,000 clips of 96x64, 16 frames; scorer at 8 frames, 96 px
+    python bench/bench_score_dir.py               # 1,000 clips of 96x64, 16 frames; scorer at 8 frames, 96 px; 1 decode worker
     python bench/bench_score_dir.py --videos 200  # a quicker look
 """
 
@@ -68,6 +68,8 @@ def main() -> None:
     ap.add_argument("--image-size", type=int, default=96)
     ap.add_argument("--frames", type=int, default=8, help="clip length T of the default scorer")
     ap.add_argument("--batch-size", type=int, default=16)
+    ap.add_argument("--workers", type=int, default=1,
+                    help="decode worker processes (1: measured best on a shared 2-core machine; 0 is the CPU default)")
     ap.add_argument("--reference", type=int, default=50, help="clips the pure-forward rate is measured on")
     ap.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "phyprobe-bench-score")
     args = ap.parse_args()
@@ -81,9 +83,9 @@ def main() -> None:
                                  image_size=args.image_size, hidden=256)
     scorer = Scorer.from_pretrained(scorer_dir)
     videos = resolve_inputs([make_clips(args.data, args.videos)])
-    threads = default_encoder_threads(0)
+    threads = default_encoder_threads(args.workers)
     print(f"{len(videos)} clips, scorer {scorer.config['encoder']['name']} T={scorer.clip.num_frames}, "
-          f"batch {args.batch_size}, {len(os.sched_getaffinity(0))} cores, encoder threads {threads}, "
+          f"batch {args.batch_size}, decode workers {args.workers}, {len(os.sched_getaffinity(0))} cores, encoder threads {threads}, "
           f"load avg {os.getloadavg()[0]:.2f}")
     before = pure_forward(scorer, videos[: args.reference], args.batch_size, threads)
     print(f"pure forward (encoder + head, clips pre-decoded), measured apart: {before:.1f} videos/s")
@@ -98,7 +100,7 @@ def main() -> None:
         results = ResultFile(out)
         results.open()
         t = time.perf_counter()
-        rep = score_videos(scorer, videos, results.append, batch_size=args.batch_size, num_workers=0,
+        rep = score_videos(scorer, videos, results.append, batch_size=args.batch_size, num_workers=args.workers,
                            trainer_kwargs={"accelerator": "cpu"})
         dt = time.perf_counter() - t
         assert rep.scored == len(videos) and len(results.finished()) == len(videos)
