@@ -15,6 +15,7 @@ def _subcommands():
         ("phyprobe.eval.summary", "add_cli"),
         ("phyprobe.data.datasets.cli", "add_cli"),
         ("phyprobe.judges.run", "add_cli"),
+        ("phyprobe.serve", "add_cli"),
     ]
 
 
