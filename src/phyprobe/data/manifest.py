@@ -32,6 +32,8 @@ import numpy as np
 
 import pandas as pd
 
+from ..errors import UserError
+
 VIDEOS_FILE = "videos.jsonl"
 PAIRS_FILE = "pairs.jsonl"
 
@@ -40,7 +42,7 @@ PAIR_FIELDS = ("a", "b", "label", "weight", "source", "correspondence", "kind", 
 CORRESPONDENCES = ("same_scene", "same_prompt", "same_first_frame", "none")
 
 
-class ManifestError(ValueError):
+class ManifestError(UserError, ValueError):
     """A manifest row is malformed; the message names the file, the line and the problem."""
 
 

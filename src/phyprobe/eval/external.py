@@ -18,11 +18,12 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from phyprobe.data.manifest import Manifest
+from phyprobe.errors import UserError
 
 log = logging.getLogger(__name__)
 
 
-class ExternalScoresError(ValueError):
+class ExternalScoresError(UserError, ValueError):
     """A row of an external score CSV cannot be used; the message names the file and the line."""
 
 
