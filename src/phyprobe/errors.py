@@ -52,3 +52,8 @@ def _with_file(e: BaseException) -> BaseException | str:
     if isinstance(e, OSError) and not isinstance(e, UserError) and e.filename is not None:
         return f"{e.filename}: {e.strerror or e}"
     return e
+
+
+class InvalidOption(UserError, ValueError):
+    """An option or config value the user gave is out of range or unknown (also a ValueError, as
+    callers that validate values expect)."""

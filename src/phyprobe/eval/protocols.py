@@ -32,6 +32,7 @@ import pandas as pd
 import yaml
 
 from phyprobe.data.manifest import Manifest
+from phyprobe.errors import InvalidOption
 from phyprobe.eval import metrics as M
 
 SEVERITY_BINS = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -401,7 +402,7 @@ class Benchmark:
     def load_manifest(self) -> Manifest:
         """The benchmark's own manifest, restricted by :meth:`restrict`."""
         if self.manifest is None:
-            raise FileNotFoundError(f"benchmark {self.name!r} has no manifest yet (its converter comes later)")
+            raise InvalidOption(f"benchmark {self.name!r} has no manifest yet (its converter comes later)")
         return self.restrict(Manifest.load(self.manifest))
 
     def restrict(self, m: Manifest) -> Manifest:
@@ -439,13 +440,13 @@ def load_benchmark(cfg: str | os.PathLike | Mapping, root: str | os.PathLike | N
             cfg = yaml.safe_load(f)
     missing = [k for k in ("name", "manifest", "protocol") if k not in cfg]
     if missing:
-        raise ValueError(f"benchmark config {cfg.get('name', '?')!r} lacks {missing}")
+        raise InvalidOption(f"benchmark config {cfg.get('name', '?')!r} lacks {missing}")
     proto = cfg["protocol"]
     protocols = {proto: dict(cfg.get("kwargs") or {})} if isinstance(proto, str) else {
         k: dict(v or {}) for k, v in proto.items()}
     unknown = set(protocols) - set(PROTOCOLS)
     if unknown:
-        raise ValueError(f"benchmark {cfg['name']!r}: unknown protocol(s) {sorted(unknown)}; known: {sorted(PROTOCOLS)}")
+        raise InvalidOption(f"benchmark {cfg['name']!r}: unknown protocol(s) {sorted(unknown)}; known: {sorted(PROTOCOLS)}")
     split = cfg.get("split")
     manifest = cfg["manifest"]
     return Benchmark(

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
+from ..errors import InvalidOption
 from ..runinfo import atomic_write_json, save_run_info
 from .protocols import load_benchmark
 
@@ -54,11 +55,11 @@ def vjepa2_surprisal_from_config(manifest, size: str = "L", weights: str | None 
     from ..io.video import ClipSpec
 
     if stat not in vs.STATS:
-        raise ValueError(f"vjepa2_surprisal.stat must be one of {vs.STATS}, got {stat!r}")
+        raise InvalidOption(f"vjepa2_surprisal.stat must be one of {vs.STATS}, got {stat!r}")
     encoder = from_config("vjepa2", size=size, weights=weights, tiny=tiny).to("cuda" if torch.cuda.is_available() else "cpu")
     scores = vs.vjepa2_surprisal_scores(manifest, encoder, ClipSpec(num_frames), context=context)
     if not scores:
-        raise ValueError(f"vjepa2_surprisal.num_frames={num_frames} makes one tubelet per clip: nothing to predict")
+        raise InvalidOption(f"vjepa2_surprisal.num_frames={num_frames} makes one tubelet per clip: nothing to predict")
     return scores[stat]
 
 
@@ -75,10 +76,10 @@ def run_eval(cfg: DictConfig) -> dict:
     manifest = bench.load_manifest()
     sources = [k for k in ("scorer", "run", "scores_csv", "baseline") if cfg.get(k)]
     if len(sources) != 1:
-        raise ValueError(f"give exactly one of scorer=DIR, run=RUN_DIR, scores_csv=FILE or baseline=NAME (got {sources or 'none'})")
+        raise InvalidOption(f"give exactly one of scorer=DIR, run=RUN_DIR, scores_csv=FILE or baseline=NAME (got {sources or 'none'})")
     if cfg.get("baseline"):
         if cfg.baseline not in BASELINES:
-            raise ValueError(f"unknown baseline {cfg.baseline!r}: eval.py runs {sorted(BASELINES)}; "
+            raise InvalidOption(f"unknown baseline {cfg.baseline!r}: eval.py runs {sorted(BASELINES)}; "
                              "same-encoder feature surprisal runs inside train.py")
         evaluator, compute = BASELINES[cfg.baseline]
         scores = compute(cfg, manifest)
