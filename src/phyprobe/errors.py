@@ -57,3 +57,7 @@ def _with_file(e: BaseException) -> BaseException | str:
 class InvalidOption(UserError, ValueError):
     """An option or config value the user gave is out of range or unknown (also a ValueError, as
     callers that validate values expect)."""
+
+
+class MissingInput(UserError, FileNotFoundError):
+    """A file or directory the user pointed at (or that a step needs first) is not there."""

@@ -32,7 +32,7 @@ import pandas as pd
 import yaml
 
 from phyprobe.data.manifest import Manifest
-from phyprobe.errors import InvalidOption
+from phyprobe.errors import InvalidOption, MissingInput
 from phyprobe.eval import metrics as M
 
 SEVERITY_BINS = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -402,7 +402,7 @@ class Benchmark:
     def load_manifest(self) -> Manifest:
         """The benchmark's own manifest, restricted by :meth:`restrict`."""
         if self.manifest is None:
-            raise InvalidOption(f"benchmark {self.name!r} has no manifest yet (its converter comes later)")
+            raise MissingInput(f"benchmark {self.name!r} has no manifest yet (its converter comes later)")
         return self.restrict(Manifest.load(self.manifest))
 
     def restrict(self, m: Manifest) -> Manifest:
