@@ -46,7 +46,8 @@ def motion_scores(manifest, num_frames: int = 16) -> dict[str, float]:
 
 
 def vjepa2_surprisal_from_config(manifest, size: str = "L", weights: str | None = "hub", tiny: bool = False,
-                            context: int = 2, stat: str = "max", num_frames: int = 16) -> dict[str, float]:
+                            context: int = 2, stat: str = "max", num_frames: int = 32,
+                            protocol: str = "windowed") -> dict[str, float]:
     """V-JEPA 2's own-predictor surprisal (its ``stat`` over the clip) on every readable video; on the GPU when there is one."""
     import torch
 
@@ -57,7 +58,7 @@ def vjepa2_surprisal_from_config(manifest, size: str = "L", weights: str | None 
     if stat not in vs.STATS:
         raise InvalidOption(f"vjepa2_surprisal.stat must be one of {vs.STATS}, got {stat!r}")
     encoder = from_config("vjepa2", size=size, weights=weights, tiny=tiny).to("cuda" if torch.cuda.is_available() else "cpu")
-    scores = vs.vjepa2_surprisal_scores(manifest, encoder, ClipSpec(num_frames), context=context)
+    scores = vs.vjepa2_surprisal_scores(manifest, encoder, ClipSpec(num_frames), context=context, protocol=protocol)
     if not scores:
         raise InvalidOption(f"vjepa2_surprisal.num_frames={num_frames} makes one tubelet per clip: nothing to predict")
     return scores[stat]
