@@ -282,20 +282,27 @@ def _pairwise(manifest: Manifest, scores, boot: _Boot, kind: str | list[str] | N
 
 
 def _tie_calibrated(names: tuple[str, str]) -> Callable:
-    """VideoAlign and MonetBench share the Deutsch et al. accuracies and differ only in names."""
+    """VideoAlign and MonetBench share the Deutsch et al. accuracies and differ only in names.
 
-    def protocol(manifest: Manifest, scores, boot: _Boot) -> dict:
+    ``tie_calibration``: "videoalign" (VideoAlign's published loop, the default, comparable with
+    published figures) or "deutsch" (mt-metrics-eval's search); the figure records which.
+    """
+
+    def protocol(manifest: Manifest, scores, boot: _Boot, tie_calibration: str = "videoalign") -> dict:
+        if tie_calibration not in M.TIE_CALIBRATIONS:
+            raise InvalidOption(f"tie_calibration must be one of {sorted(M.TIE_CALIBRATIONS)}, got {tie_calibration!r}")
         p = scored_pairs(manifest, scores)
         h = M.human_preference(p["label"])
         m = (p["sa"] - p["sb"]).to_numpy()
         with_ties, without_ties = names
         return {
             "coverage": _coverage(manifest, scores),
-            with_ties: boot(M.tie_calibrated_accuracy, h, m),
+            with_ties: {**boot(M.TIE_CALIBRATIONS[tie_calibration], h, m), "implementation": tie_calibration},
             without_ties: boot(M.accuracy_without_ties, h[h != 0], m[h != 0]),
         }
 
-    protocol.__doc__ = f"``{names[0]}`` (tie-calibrated, all pairs) and ``{names[1]}`` (label ties dropped)."
+    protocol.__doc__ = (f"``{names[0]}`` (tie-calibrated, all pairs; ``tie_calibration`` = videoalign | deutsch) "
+                        f"and ``{names[1]}`` (label ties dropped).")
     return protocol
 
 
