@@ -126,6 +126,15 @@ def _validate_pair(row: dict, file: Path, line: int, ids: set[str]) -> dict:
     }
 
 
+def _check_video_file(root: Path, path: str, file: Path, line: int) -> None:
+    from ..io.video import VideoDecodeError, check_readable_file
+
+    try:
+        check_readable_file(Path(path) if Path(path).is_absolute() else root / path)
+    except VideoDecodeError as e:
+        _fail(file, line, f"video file {path!r}: {e.reason}")
+
+
 def _read_jsonl(file: Path) -> Iterable[tuple[int, dict]]:
     if not file.is_file():
         raise ManifestError(f"{file}: manifest table not found")
@@ -166,8 +175,8 @@ class Manifest:
             if v["id"] in seen:
                 _fail(vfile, line, f"duplicate video id {v['id']!r}")
             seen.add(v["id"])
-            if check_files and not (root / v["path"]).is_file():
-                _fail(vfile, line, f"video file {v['path']!r} does not exist")
+            if check_files:
+                _check_video_file(root, v["path"], vfile, line)
             videos.append(v)
         if not videos:
             _fail(vfile, None, "no videos")

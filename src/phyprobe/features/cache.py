@@ -29,6 +29,7 @@ import json
 import logging
 import os
 import re
+import stat
 import time
 from pathlib import Path
 from typing import Iterable
@@ -140,8 +141,11 @@ def published_shards(directory: Path) -> list[Path]:
 
 
 def content_hash(path: Path) -> str | None:
-    """sha256 of the file's bytes; None when it cannot be read (decoding then says why)."""
+    """sha256 of a regular file's bytes; None for anything else (a FIFO would block the read) or a
+    file that cannot be read — decoding then says why."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
         with open(path, "rb") as f:
             return hashlib.file_digest(f, "sha256").hexdigest()
     except OSError:
