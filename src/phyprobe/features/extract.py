@@ -265,6 +265,7 @@ def _int_at_least(text: str, lo: int) -> int:
 def _cli(args) -> int:
     from ..encoders import available_configs, from_config
 
+    manifest = Manifest.load(args.manifest)  # the cheap checks first
     if args.encoder not in available_configs():
         raise UserError(f"unknown encoder {args.encoder!r}; available: {', '.join(available_configs())}")
     kw = {"image_size": args.image_size} if args.image_size else {}
@@ -273,7 +274,6 @@ def _cli(args) -> int:
     tk = {"devices": devices}
     if devices != 1:
         tk["strategy"] = "ddp"
-    manifest = Manifest.load(args.manifest)
     cache = extract_features(manifest, enc, ClipSpec(args.num_frames), args.cache, batch_size=args.batch_size,
                              num_workers=args.workers, shard_size=args.shard_size, trainer_kwargs=tk)
     ids = set(manifest.videos["id"])
