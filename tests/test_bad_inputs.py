@@ -167,7 +167,7 @@ def _run_cli(argv, capsys) -> tuple[int, str, str]:
 def test_every_bad_manifest_through_extract(bad_manifests, tmp_path, capsys):
     for c in bad_manifests:
         code, _, err = _run_cli(["extract", str(c.path), "--image-size", "32", "--cache", str(tmp_path)], capsys)
-        lines = err.strip().splitlines()
+        lines = _error_lines(err)
         assert code == 2 and len(lines) == 1, (c.name, err)
         assert ERROR_LINE.match(lines[0]) and re.search(c.reason, lines[0]), (c.name, lines[0])
 
@@ -181,7 +181,7 @@ def test_every_bad_manifest_through_train(bad_manifests, tmp_path, capsys):
                                                f"paths.cache_dir={tmp_path / 'cache'}", "backbone.weights=null"])
         with pytest.raises(SystemExit) as e, report_user_errors(debug=False):
             train(cfg)
-        lines = capsys.readouterr().err.strip().splitlines()
+        lines = _error_lines(capsys.readouterr().err)
         assert e.value.code == 2 and len(lines) == 1, (c.name, lines)
         assert ERROR_LINE.match(lines[0]) and re.search(c.reason, lines[0]), (c.name, lines[0])
 
@@ -194,14 +194,14 @@ def test_every_bad_csv_through_eval(toy_manifest, tmp_path, capsys):
     ids = list(Manifest.load(toy_manifest).split("test").videos["id"])
     for c in csv_cases(tmp_path / "csv", ids):
         cfg = eval_cfg(tmp_path / "out", ["benchmark=world_test", f"benchmark.manifest={toy_manifest}",
-                                          f"scores_csv={c.path}", "report=false", "n_boot=0"])
+                                          "benchmark.where.source=toy", f"scores_csv={c.path}", "report=false", "n_boot=0"])
         if c.expect == "ok":
             res = run_eval(cfg)
             assert res["results"]["world"]["same_scene_accuracy"]["n"] > 0, c.name
             continue
         with pytest.raises(SystemExit) as e, report_user_errors(debug=False):
             run_eval(cfg)
-        lines = capsys.readouterr().err.strip().splitlines()
+        lines = _error_lines(capsys.readouterr().err)
         assert e.value.code == 2 and len(lines) == 1, (c.name, lines)
         assert lines[0].startswith(f"phyprobe: error: {c.path}") and re.search(c.reason, lines[0]), (c.name, lines[0])
 
@@ -230,7 +230,7 @@ def test_debug_shows_the_traceback(tmp_path):
     assert debug.returncode != 0 and "Traceback" in debug.stderr and "ManifestError" in debug.stderr
 
 
-def test_train_and_eval_scripts_report_user_errors_in_one_line(tmp_path, corpus):
+def test_train_and_eval_scripts_report_user_errors_in_one_line(tmp_path, corpus, toy_manifest):
     """The Hydra entry points themselves, as a user runs them."""
     root, cases = corpus
     bad = manifest_cases(tmp_path / "m", _by_name(cases)["good video"].path)[0]  # no videos.jsonl
@@ -239,7 +239,7 @@ def test_train_and_eval_scripts_report_user_errors_in_one_line(tmp_path, corpus)
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-2000:]
     assert _error_lines(r.stderr) == [f"phyprobe: error: {bad.path / 'videos.jsonl'}: manifest table not found"]
     (tmp_path / "latin1.csv").write_bytes("video,score\ncaf\xe9,1\n".encode("latin-1"))
-    r = subprocess.run([sys.executable, "eval.py", f"scores_csv={tmp_path / 'latin1.csv'}",
+    r = subprocess.run([sys.executable, "eval.py", f"scores_csv={tmp_path / 'latin1.csv'}", f"benchmark.manifest={toy_manifest}",
                         f"hydra.run.dir={tmp_path / 'eval'}"], capture_output=True, text=True, env=ENV, cwd=REPO, timeout=300)
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-2000:]
     assert len(_error_lines(r.stderr)) == 1 and str(tmp_path / "latin1.csv") in r.stderr
@@ -277,7 +277,7 @@ def test_broken_scorers_are_one_line_errors(scorer_dir, corpus, tmp_path, capsys
     argv, names = _broken_scorers(scorer_dir, tmp_path, corpus[1])[case]
     good = str(_by_name(corpus[1])["good video"].path)
     code, _, err = _run_cli(["score", *argv, good], capsys)
-    lines = err.strip().splitlines()
+    lines = _error_lines(err)
     assert code not in (0, None) and len(lines) == 1 and ERROR_LINE.match(lines[0]) and names in lines[0], err
 
 

@@ -144,7 +144,7 @@ def _twins(vt: pd.DataFrame, twin_keys: tuple[str, ...]) -> pd.DataFrame:
     """
     if len(vt) == 0:
         return vt.assign(group=pd.Series(dtype=object), twin_score=pd.Series(dtype=float))
-    parts = pd.concat([_meta(vt, k).astype(str) for k in twin_keys], axis=1)
+    parts = pd.concat([_meta(vt, k).map(str) for k in twin_keys], axis=1)  # map: astype(str) keeps NaN as NaN
     key = parts.agg("|".join, axis=1).where(_meta(vt, twin_keys[0]).notna())
     plaus = vt[vt["variant"] == "plausible"].groupby(key[vt["variant"] == "plausible"])["score"].mean()
     return vt.assign(group=key, twin_score=key.map(plaus))
