@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 import torch
 
-from bad_input_corpus import IS_ROOT, csv_cases, manifest_cases, video_cases, video_manifest
+from bad_input_corpus import csv_cases, manifest_cases, video_cases, video_manifest
 from phyprobe.cli import main as cli_main
 from phyprobe.errors import report_user_errors
 from phyprobe.io.video import ClipSpec, VideoDecodeError, decode_clip
