@@ -92,7 +92,7 @@ def _error_lines(stderr: str) -> list[str]:
 
 def test_extract_over_the_video_corpus(corpus):
     """One manifest of every video case: exit 1, one error line per bad file naming it and the
-    reason, every usable video cached, no traceback; a rerun decodes nothing again."""
+    reason, every usable video cached, no traceback."""
     root, cases = corpus
     m = video_manifest(root / "vm", cases)
     cmd = [sys.executable, "-m", "phyprobe.cli", "extract", str(m), "--image-size", "32", "--num-frames", "4",
@@ -108,8 +108,6 @@ def test_extract_over_the_video_corpus(corpus):
     n_ok = sum(c.expect in ("ok", "warn") for c in cases)
     done = int(re.search(r"videos: (\d+) of", r.stdout).group(1))
     assert n_ok <= done <= n_ok + sum(c.expect == "either" for c in cases), r.stdout
-    r2 = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=600)
-    assert r2.returncode == 1 and "Traceback" not in r2.stderr and len(_error_lines(r2.stderr)) == len(lines)
 
 
 @pytest.fixture(scope="module")
