@@ -1,21 +1,18 @@
-"""Train a PhyProbe head: `python train.py [group=option ...]` (see configs/train.yaml)."""
+"""Train a PhyProbe head: `python train.py [group=option ...]` (see configs/train.yaml).
 
-import sys
+A user's mistake ends in one line naming the file and the reason (``PHYPROBE_DEBUG=1`` for the traceback)."""
 
 import hydra
 from omegaconf import DictConfig
 
-from phyprobe.encoders import WeightsNotFoundError
+from phyprobe.errors import report_user_errors
 from phyprobe.training.pipeline import train
 
 
 @hydra.main(version_base="1.3", config_path="configs", config_name="train")
 def main(cfg: DictConfig) -> float:
-    try:
+    with report_user_errors():
         metrics = train(cfg)
-    except WeightsNotFoundError as e:
-        print(f"error: {e}", file=sys.stderr)
-        sys.exit(2)
     world = metrics["benchmarks"].get("world_test", {}).get("world", {})
     return (world.get("same_scene_accuracy_severity_ge_0.5") or {}).get("value", float("nan"))
 

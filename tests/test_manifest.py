@@ -54,7 +54,7 @@ def test_missing_table_and_missing_file(tmp_path):
     with pytest.raises(ManifestError, match="manifest table not found"):
         Manifest.load(tmp_path)
     write(tmp_path, [GOOD_VIDEO], [])
-    with pytest.raises(ManifestError, match=r"video file 'a.mp4' does not exist"):
+    with pytest.raises(ManifestError, match=r"video file 'a.mp4': file does not exist"):
         Manifest.load(tmp_path, check_files=True)
 
 

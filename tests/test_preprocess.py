@@ -46,6 +46,6 @@ def test_squash_fills_the_frame_without_cropping():
 
 def test_rejects_bad_shape_and_mode():
     with pytest.raises(ValueError, match="resize"):
-        Preprocess(size=(8, 8), mean=(0,) * 3, std=(1,) * 3, resize="crop")
+        Preprocess(size=(8, 8), mean=(0,) * 3, std=(1,) * 3, resize="zoom")
     with pytest.raises(ValueError, match=r"\(T, H, W, 3\)"):
         Preprocess(size=(8, 8), mean=(0,) * 3, std=(1,) * 3)(np.zeros((4, 4, 3), np.uint8))

@@ -32,6 +32,8 @@ import numpy as np
 
 import pandas as pd
 
+from ..errors import UserError
+
 VIDEOS_FILE = "videos.jsonl"
 PAIRS_FILE = "pairs.jsonl"
 
@@ -40,7 +42,7 @@ PAIR_FIELDS = ("a", "b", "label", "weight", "source", "correspondence", "kind", 
 CORRESPONDENCES = ("same_scene", "same_prompt", "same_first_frame", "none")
 
 
-class ManifestError(ValueError):
+class ManifestError(UserError, ValueError):
     """A manifest row is malformed; the message names the file, the line and the problem."""
 
 
@@ -70,8 +72,8 @@ def _validate_video(row: dict, file: Path, line: int) -> dict:
     if mag is not None and (not _is_number(mag) or not 0.0 <= mag <= 1.0):
         _fail(file, line, f"'magnitude' must be null or a number in [0, 1], got {mag!r}")
     anchor = row.get("anchor")
-    if anchor is not None and anchor not in (0, 1):
-        _fail(file, line, f"'anchor' must be null, 0 or 1, got {anchor!r}")
+    if anchor is not None and (isinstance(anchor, bool) or anchor not in (0, 1)):  # true == 1 in Python, not here
+        _fail(file, line, f"'anchor' must be null, 0 or 1, got {json.dumps(anchor)}")
     meta = row.get("metadata", {})
     if meta is None:
         meta = {}
@@ -97,6 +99,8 @@ def _validate_pair(row: dict, file: Path, line: int, ids: set[str]) -> dict:
     if unknown:
         _fail(file, line, f"pair row has unknown field(s) {sorted(unknown)}; allowed: {PAIR_FIELDS}")
     for k in ("a", "b"):
+        if not isinstance(row[k], str):
+            _fail(file, line, f"pair field '{k}' must be a video id (a string), got {json.dumps(row[k])}")
         if row[k] not in ids:
             _fail(file, line, f"pair field '{k}' = {row[k]!r} is not a video id in {VIDEOS_FILE}")
     if row["a"] == row["b"]:
@@ -122,11 +126,24 @@ def _validate_pair(row: dict, file: Path, line: int, ids: set[str]) -> dict:
     }
 
 
+def _check_video_file(root: Path, path: str, file: Path, line: int) -> None:
+    from ..io.video import VideoDecodeError, check_readable_file
+
+    try:
+        check_readable_file(Path(path) if Path(path).is_absolute() else root / path)
+    except VideoDecodeError as e:
+        _fail(file, line, f"video file {path!r}: {e.reason}")
+
+
 def _read_jsonl(file: Path) -> Iterable[tuple[int, dict]]:
     if not file.is_file():
         raise ManifestError(f"{file}: manifest table not found")
-    with open(file, encoding="utf-8") as f:
-        for i, text in enumerate(f, start=1):
+    with open(file, "rb") as f:
+        for i, raw in enumerate(f, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                _fail(file, i, f"not valid UTF-8 (byte 0x{raw[e.start]:02x} at column {e.start + 1})")
             if not text.strip():
                 continue
             try:
@@ -149,6 +166,8 @@ class Manifest:
     @classmethod
     def load(cls, root: str | os.PathLike, check_files: bool = False) -> "Manifest":
         root = Path(root)
+        if root.is_file():
+            raise ManifestError(f"{root}: is a file; a manifest is the directory that holds {VIDEOS_FILE} and {PAIRS_FILE}")
         vfile, pfile = root / VIDEOS_FILE, root / PAIRS_FILE
         videos, seen = [], set()
         for line, row in _read_jsonl(vfile):
@@ -156,8 +175,8 @@ class Manifest:
             if v["id"] in seen:
                 _fail(vfile, line, f"duplicate video id {v['id']!r}")
             seen.add(v["id"])
-            if check_files and not (root / v["path"]).is_file():
-                _fail(vfile, line, f"video file {v['path']!r} does not exist")
+            if check_files:
+                _check_video_file(root, v["path"], vfile, line)
             videos.append(v)
         if not videos:
             _fail(vfile, None, "no videos")

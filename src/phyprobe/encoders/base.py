@@ -14,13 +14,14 @@ from typing import Callable
 import torch
 from torch import nn
 
-from ..io.video import ClipSpec
+from ..errors import UserError
+from ..io.video import Clip, ClipSpec, decode_clip
 from .preprocess import Preprocess
 
 _REGISTRY: dict[str, Callable[..., "FrozenEncoder"]] = {}
 
 
-class WeightsNotFoundError(FileNotFoundError):
+class WeightsNotFoundError(UserError, FileNotFoundError):
     """Pretrained weights are not on this machine; the message says what to download and where."""
 
 
@@ -62,6 +63,13 @@ class FrozenEncoder(nn.Module):
         """``clip`` with its frame count raised to what this encoder must be fed (``frames_for``)."""
         n = self.frames_for(clip.num_frames)
         return clip if n == clip.num_frames else ClipSpec(n, clip.mode, clip.fps)
+
+    def read_clip(self, path, clip: "ClipSpec") -> tuple[torch.Tensor, "Clip"]:
+        """Decode ``path`` as this encoder is fed (``clip_spec``, frames reduced while decoding to what
+        the input size needs) and preprocess it: (T, 3, H, W) and the decoded :class:`Clip`.
+        The one path from a file to encoder input, so extraction and scoring cannot drift apart."""
+        c = decode_clip(path, self.clip_spec(clip), fit=self.preprocess.size)
+        return self.preprocess(c.frames), c
 
     def num_steps(self, num_frames: int) -> int:
         """Feature time steps for ``num_frames`` input frames (not a plain quotient for causal VAEs)."""

@@ -4,7 +4,8 @@ The architecture comes from open_clip's model config and the preprocessing from 
 config (mean/std, interpolation), so neither is re-typed here. Two deliberate departures:
 
 - resize: tags that centre-crop ("shortest") are **letterboxed** instead, so nothing at the frame
-  edge is lost; tags that squash (SigLIP 2) keep squash.
+  edge is lost; tags that squash (SigLIP 2) keep squash. ``preprocess="official"`` restores the
+  tag's own resize (CLIP: short side + centre crop), for comparison.
 - only the image tower is kept. The text tower is built at toy size (its weights are never loaded)
   so that SigLIP 2's 256k-token text embedding costs neither time nor memory.
 
@@ -18,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .base import FrozenEncoder, register_encoder
-from .preprocess import Preprocess
+from .preprocess import PREPROCESS_CHOICES, Preprocess
 from .vit_frames import OpenClipVisualEncoder
 from .weights import resolve_file
 
@@ -50,9 +51,11 @@ TINY_SIGLIP2 = {"embed_dim": 64, "vision_cfg": {"image_size": 160, "timm_model_n
 
 
 def _build(family: str, variants: dict[str, OpenClipVariant], size: str, weights: str | None, output: str,
-           layer: int | None, tiny_cfg: dict | None) -> FrozenEncoder:
+           layer: int | None, tiny_cfg: dict | None, preprocess: str = "letterbox") -> FrozenEncoder:
     if size not in variants:
         raise ValueError(f"{family} size must be one of {sorted(variants)}, got {size!r}")
+    if preprocess not in PREPROCESS_CHOICES:
+        raise ValueError(f"{family} preprocess must be one of {PREPROCESS_CHOICES}, got {preprocess!r}")
     v = variants[size]
     import open_clip
     import torch
@@ -72,7 +75,8 @@ def _build(family: str, variants: dict[str, OpenClipVariant], size: str, weights
         visual.load_state_dict({k[len("visual."):]: t for k, t in state.items() if k.startswith("visual.")}, strict=True)
     image_size = tuple(visual.image_size) if hasattr(visual, "image_size") else (arch_cfg["vision_cfg"]["image_size"],) * 2
     pre = Preprocess(size=image_size, mean=tag_cfg["mean"], std=tag_cfg["std"],
-                     resize="squash" if tag_cfg.get("resize_mode") == "squash" else "letterbox",
+                     resize="squash" if tag_cfg.get("resize_mode") == "squash" else
+                     ("crop" if preprocess == "official" else "letterbox"),
                      interpolation=tag_cfg.get("interpolation", "bicubic"))
     layers = len(visual.trunk.blocks) if hasattr(visual, "trunk") else visual.transformer.layers
     width = visual.trunk.embed_dim if hasattr(visual, "trunk") else visual.transformer.width
@@ -86,9 +90,10 @@ def _build(family: str, variants: dict[str, OpenClipVariant], size: str, weights
 
 @register_encoder("clip")
 def clip(size: str = "L", weights: str | None = "hub", output: str = "proj", layer: int | None = None,
-         tiny: bool = False) -> FrozenEncoder:
-    """OpenAI CLIP; ``output``: "proj" (image embedding) or "patch_mean" of block ``layer``."""
-    return _build("clip", CLIP, size, weights, output, layer, TINY_CLIP if tiny else None)
+         tiny: bool = False, preprocess: str = "letterbox") -> FrozenEncoder:
+    """OpenAI CLIP; ``output``: "proj" (image embedding) or "patch_mean" of block ``layer``;
+    ``preprocess``: "letterbox" (the project's) or "official" (short side + centre crop)."""
+    return _build("clip", CLIP, size, weights, output, layer, TINY_CLIP if tiny else None, preprocess)
 
 
 @register_encoder("siglip2")

@@ -9,6 +9,10 @@ Preprocessing is the official one (``core/vision_encoder/transforms.py``): **squ
 input, bilinear, mean = std = 0.5. timm's pretrained config says resize-short-side + centre crop,
 which throws away ~44% of a 16:9 frame, edges where violations often happen; it is not used.
 
+Meta's original ``.pt`` layout is converted by timm's filter, which does not resample the position
+embedding for it (other layouts it does); :func:`load_meta_checkpoint` converts, resamples to the
+requested ``image_size`` and loads, so any ``image_size`` works with every release.
+
 Video is encoded frame by frame, as PE's own ``encode_video`` does (it then averages; we keep the
 frames for the temporal statistics). G has no class token, so its global vector is the
 attention-pooled one; see :mod:`.vit_frames` for the three outputs.
@@ -16,9 +20,11 @@ attention-pooled one; see :mod:`.vit_frames` for the three outputs.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from pathlib import Path
 
-from .base import FrozenEncoder, register_encoder
+from .base import FrozenEncoder, WeightsNotFoundError, register_encoder
 from .preprocess import Preprocess
 from .vit_frames import TimmViTEncoder, create_timm
 from .weights import resolve_file
@@ -50,6 +56,25 @@ TINY = {"embed_dim": 32, "depth": 2, "num_heads": 2, "num_classes": 16}
 TINY_IMAGE_SIZE = 32
 
 
+def load_meta_checkpoint(model, path: Path) -> None:
+    """Load a PE-Core checkpoint in Meta's original layout (``conv1``, ``positional_embedding``, ...)
+    into timm's tower, resampling the position embedding to the model's patch grid."""
+    import torch
+    from timm.layers import resample_abs_pos_embed
+    from timm.models.eva import checkpoint_filter_fn
+
+    state = checkpoint_filter_fn(torch.load(path, map_location="cpu", weights_only=True), model)
+    pos = state.get("pos_embed")
+    if pos is not None and pos.shape != model.pos_embed.shape:
+        prefix = 0 if getattr(model, "no_embed_class", False) else model.num_prefix_tokens
+        side = math.isqrt(pos.shape[1] - prefix)
+        if side * side != pos.shape[1] - prefix:
+            raise WeightsNotFoundError(f"{path}: position embedding of {pos.shape[1] - prefix} patches is not a square grid")
+        state["pos_embed"] = resample_abs_pos_embed(pos, new_size=list(model.patch_embed.grid_size), old_size=[side, side],
+                                                    num_prefix_tokens=prefix, interpolation="bicubic", antialias=True)
+    model.load_state_dict(state, strict=True)
+
+
 @register_encoder("perception_encoder")
 def perception_encoder(size: str = "G", weights: str | None = "hub", image_size: int | None = None,
                        output: str = "pooled", layer: int | None = None, tiny: bool = False) -> FrozenEncoder:
@@ -66,7 +91,10 @@ def perception_encoder(size: str = "G", weights: str | None = "hub", image_size:
         f"perception_encoder (PE-Core-{size})", weights, v.hub_files(),
         ("model.safetensors", "open_clip_model.safetensors", f"{v.meta_name}.pt"))
     image_size = image_size or (TINY_IMAGE_SIZE if tiny else v.image_size)
-    model = create_timm(v.timm_arch, ckpt, img_size=image_size, **(TINY if tiny else {}))
+    meta_layout = ckpt is not None and ckpt.suffix == ".pt"
+    model = create_timm(v.timm_arch, None if meta_layout else ckpt, img_size=image_size, **(TINY if tiny else {}))
+    if meta_layout:
+        load_meta_checkpoint(model, ckpt)
     pre = Preprocess(size=(image_size, image_size), mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5),
                      resize="squash", interpolation="bilinear")
     dims = {"pooled": model.num_features, "proj": model.num_classes, "patch_mean": model.embed_dim}

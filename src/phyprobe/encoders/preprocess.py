@@ -13,7 +13,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-RESIZE_MODES = ("letterbox", "squash")
+RESIZE_MODES = ("letterbox", "squash", "crop")
+# What ``preprocess="official"`` means for encoders whose official transform centre-crops.
+PREPROCESS_CHOICES = ("letterbox", "official")
 
 
 @dataclass(frozen=True)
@@ -24,6 +26,8 @@ class Preprocess:
     rest with the mean colour (0 after normalisation): nothing is cropped away, so a violation at
     the frame edge is still seen. ``squash`` resizes to ``size`` regardless of aspect ratio — the
     official recipe of some encoders (Perception Encoder), kept because features depend on it.
+    ``crop`` resizes the short side to fit and centre-crops the rest away — the official eval
+    transform of V-JEPA 2 and CLIP, offered for comparison (a 16:9 frame loses 44% to it).
     """
 
     size: tuple[int, int]
@@ -54,6 +58,9 @@ class Preprocess:
         th, tw = self.size
         if self.resize == "squash":
             return th, tw
+        if self.resize == "crop":
+            scale = max(th / h, tw / w)
+            return max(th, round(h * scale)), max(tw, round(w * scale))
         scale = min(th / h, tw / w)
         return max(1, min(th, round(h * scale))), max(1, min(tw, round(w * scale)))
 
@@ -74,7 +81,10 @@ class Preprocess:
         std = torch.tensor(self.std).view(1, 3, 1, 1)
         x = (x - mean) / std
         th, tw = self.size
-        if (ch, cw) != (th, tw):
+        if self.resize == "crop" and (ch, cw) != (th, tw):
+            top, left = (ch - th) // 2, (cw - tw) // 2
+            x = x[..., top : top + th, left : left + tw]
+        elif (ch, cw) != (th, tw):
             top, left = (th - ch) // 2, (tw - cw) // 2
             x = F.pad(x, (left, tw - cw - left, top, th - ch - top), value=0.0)
         return x.contiguous()

@@ -13,7 +13,8 @@ than a silent drop.
 Preprocessing: transformers' RoPE takes its grid from ``config.crop_size``, so the input must be
 square at exactly that size. The official eval transform centre-crops; here frames are
 **letterboxed** into the square (nothing at the edges is lost), bilinear, ImageNet statistics.
-``resize="squash"`` is available for comparison.
+``preprocess="official"`` gives the official resize + centre crop instead, and ``resize="squash"``
+is available for comparison.
 
 ``layer``: features after block ``layer`` (0-based; None = last), always through the final
 LayerNorm, as V-JEPA 2's multi-level frozen evals read intermediate layers. Only the encoder runs;
@@ -26,7 +27,7 @@ from __future__ import annotations
 import torch
 
 from .base import FrozenEncoder, register_encoder
-from .preprocess import Preprocess
+from .preprocess import PREPROCESS_CHOICES, Preprocess
 from .weights import resolve_pretrained_dir
 
 # hidden, depth, heads, mlp_ratio (ViT-g uses 48/11) and the released checkpoint.
@@ -86,10 +87,15 @@ def _config(size: str, tiny: bool):
 
 @register_encoder("vjepa2")
 def vjepa2(size: str = "H", weights: str | None = "hub", layer: int | None = None, resize: str = "letterbox",
-           tiny: bool = False) -> FrozenEncoder:
-    """``weights``: "hub" (HF cache), a local ``save_pretrained`` directory, or None (random init)."""
+           tiny: bool = False, preprocess: str = "letterbox") -> FrozenEncoder:
+    """``weights``: "hub" (HF cache), a local ``save_pretrained`` directory, or None (random init).
+    ``preprocess``: "letterbox" (the project's; ``resize`` applies) or "official" (resize + centre crop)."""
     if size not in VJEPA2:
         raise ValueError(f"vjepa2 size must be one of {sorted(VJEPA2)}, got {size!r}")
+    if preprocess not in PREPROCESS_CHOICES:
+        raise ValueError(f"vjepa2 preprocess must be one of {PREPROCESS_CHOICES}, got {preprocess!r}")
+    if preprocess == "official":
+        resize = "crop"
     from transformers import VJEPA2Model
 
     repo = VJEPA2[size][-1]

@@ -18,11 +18,12 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from phyprobe.data.manifest import Manifest
+from phyprobe.errors import UserError
 
 log = logging.getLogger(__name__)
 
 
-class ExternalScoresError(ValueError):
+class ExternalScoresError(UserError, ValueError):
     """A row of an external score CSV cannot be used; the message names the file and the line."""
 
 
@@ -45,40 +46,65 @@ def read_external_scores(csv_path: str | os.PathLike, manifest: Manifest,
     threshold figures (PID) need a threshold on the flipped scale.
     """
     if higher_means not in ("violation", "plausible"):
-        raise ValueError(f"higher_means must be 'violation' or 'plausible', got {higher_means!r}")
+        raise UserError(f"higher_means must be 'violation' or 'plausible', got {higher_means!r}")
     sign = -1.0 if higher_means == "plausible" else 1.0
-    names = video_lookup(manifest)
-    ids = set(manifest.videos["id"])
     scores: dict[str, float] = {}
-    where: dict[str, int] = {}
-    with open(csv_path, encoding="utf-8", newline="") as f:
-        reader = csv.DictReader(f)
-        header = reader.fieldnames or []
-        if "video" not in header or "score" not in header:
-            raise ExternalScoresError(f"{csv_path}:1: expected columns 'video' and 'score', got {header}")
-        for row in reader:
-            line = reader.line_num
-            video = (row["video"] or "").strip()
-            candidates = [video] if video in ids else names.get(video, [])
-            if not candidates:
-                raise ExternalScoresError(f"{csv_path}:{line}: video {video!r} is not in the manifest at {manifest.root}")
-            if len(set(candidates)) > 1:
-                raise ExternalScoresError(f"{csv_path}:{line}: video {video!r} is ambiguous, it may be any of {sorted(set(candidates))}")
-            vid = candidates[0]
-            try:
-                value = float(row["score"])
-            except (TypeError, ValueError):
-                raise ExternalScoresError(f"{csv_path}:{line}: score {row['score']!r} for {video!r} is not a number") from None
-            if not math.isfinite(value):
-                raise ExternalScoresError(f"{csv_path}:{line}: score for {video!r} is {value}, not a finite number")
-            if vid in scores:
-                raise ExternalScoresError(f"{csv_path}:{line}: video {vid!r} was already scored on line {where[vid]}")
-            scores[vid], where[vid] = sign * value, line
+    try:
+        with open(csv_path, encoding="utf-8-sig", newline="") as f:
+            _read_rows(csv.DictReader(f), csv_path, manifest, sign, scores)
+    except UnicodeDecodeError:
+        raise ExternalScoresError(f"{csv_path}:{_first_non_utf8_line(csv_path)}: not valid UTF-8 (Latin-1 or another "
+                                  "legacy encoding?); save the CSV as UTF-8") from None
+    except csv.Error as e:
+        raise ExternalScoresError(f"{csv_path}: not a readable CSV ({e})") from None
+    except IsADirectoryError:
+        raise ExternalScoresError(f"{csv_path}: is a directory, not a CSV file") from None
+    except OSError as e:
+        raise ExternalScoresError(f"{csv_path}: cannot read ({e.strerror or e})") from None
+    if not scores:
+        raise ExternalScoresError(f"{csv_path}: no score rows (only a header): nothing to evaluate")
     missing = missing_videos(scores, manifest)
     if missing:
         log.warning("%s: %d of %d manifest videos have no score (first: %s)", csv_path, len(missing),
                     len(manifest.videos), ", ".join(missing[:5]))
     return scores
+
+
+def _first_non_utf8_line(path) -> int:
+    with open(path, "rb") as f:
+        for i, raw in enumerate(f, start=1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError:
+                return i
+    return 1
+
+
+def _read_rows(reader: csv.DictReader, csv_path, manifest: Manifest, sign: float, scores: dict[str, float]) -> None:
+    names = video_lookup(manifest)
+    ids = set(manifest.videos["id"])
+    where: dict[str, int] = {}
+    header = reader.fieldnames or []
+    if "video" not in header or "score" not in header:
+        raise ExternalScoresError(f"{csv_path}:1: expected columns 'video' and 'score', got {header}")
+    for row in reader:
+        line = reader.line_num
+        video = (row["video"] or "").strip()
+        candidates = [video] if video in ids else names.get(video, [])
+        if not candidates:
+            raise ExternalScoresError(f"{csv_path}:{line}: video {video!r} is not in the manifest at {manifest.root}")
+        if len(set(candidates)) > 1:
+            raise ExternalScoresError(f"{csv_path}:{line}: video {video!r} is ambiguous, it may be any of {sorted(set(candidates))}")
+        vid = candidates[0]
+        try:
+            value = float(row["score"])
+        except (TypeError, ValueError):
+            raise ExternalScoresError(f"{csv_path}:{line}: score {row['score']!r} for {video!r} is not a number") from None
+        if not math.isfinite(value):
+            raise ExternalScoresError(f"{csv_path}:{line}: score for {video!r} is {value}, not a finite number")
+        if vid in scores:
+            raise ExternalScoresError(f"{csv_path}:{line}: video {vid!r} was already scored on line {where[vid]}")
+        scores[vid], where[vid] = sign * value, line
 
 
 def missing_videos(scores: Mapping[str, float], manifest: Manifest) -> list[str]:

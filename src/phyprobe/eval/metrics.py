@@ -106,6 +106,37 @@ def tie_calibrated_accuracy(h, m) -> float:
     return float(np.max((c_rest + thm) / n))
 
 
+def tie_calibrated_accuracy_deutsch(h, m) -> float:
+    """Tie-calibrated accuracy as Deutsch et al. (2023) define it (google-research/mt-metrics-eval,
+    ``tau_optimization`` with ``acc_23``): the maximum of acc = (C + Thm) / N over the model-tie
+    thresholds eps = 0 (no tie added: only exact model ties m == 0) and every distinct |m|, all
+    pairs with |m| <= eps being model ties together.
+
+    Differs from :func:`tie_calibrated_accuracy` (VideoAlign's loop) in two ways: the no-tie state
+    is a candidate, and pairs with equal |m| always change side together, so the result does not
+    depend on the order of the pairs.
+    """
+    h, m = np.asarray(h, dtype=float), np.asarray(m, dtype=float)
+    n = len(h)
+    if n == 0:
+        return float("nan")
+    a = np.abs(m)
+    order = np.argsort(a, kind="stable")
+    a, h, m = a[order], h[order], m[order]
+    correct = ((h != 0) & (h * m > 0)).astype(int)
+    both_tie = (h == 0).astype(int)
+    # thresholds: 0 and each distinct |m|; the model ties at eps are the sorted prefix a <= eps
+    eps = np.unique(np.concatenate([[0.0], a]))
+    k = np.searchsorted(a, eps, side="right")  # number of model ties at each eps
+    c_cum = np.concatenate([[0], np.cumsum(correct)])
+    thm_cum = np.concatenate([[0], np.cumsum(both_tie)])
+    acc = (c_cum[-1] - c_cum[k] + thm_cum[k]) / n
+    return float(np.max(acc))
+
+
+TIE_CALIBRATIONS = {"videoalign": tie_calibrated_accuracy, "deutsch": tie_calibrated_accuracy_deutsch}
+
+
 # ---------------------------------------------------------------------------------------------
 # correlations, AUROC, PID
 

@@ -32,6 +32,7 @@ import pandas as pd
 import yaml
 
 from phyprobe.data.manifest import Manifest
+from phyprobe.errors import InvalidOption, MissingInput
 from phyprobe.eval import metrics as M
 
 SEVERITY_BINS = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -143,7 +144,7 @@ def _twins(vt: pd.DataFrame, twin_keys: tuple[str, ...]) -> pd.DataFrame:
     """
     if len(vt) == 0:
         return vt.assign(group=pd.Series(dtype=object), twin_score=pd.Series(dtype=float))
-    parts = pd.concat([_meta(vt, k).astype(str) for k in twin_keys], axis=1)
+    parts = pd.concat([_meta(vt, k).map(str) for k in twin_keys], axis=1)  # map: astype(str) keeps NaN as NaN
     key = parts.agg("|".join, axis=1).where(_meta(vt, twin_keys[0]).notna())
     plaus = vt[vt["variant"] == "plausible"].groupby(key[vt["variant"] == "plausible"])["score"].mean()
     return vt.assign(group=key, twin_score=key.map(plaus))
@@ -281,20 +282,27 @@ def _pairwise(manifest: Manifest, scores, boot: _Boot, kind: str | list[str] | N
 
 
 def _tie_calibrated(names: tuple[str, str]) -> Callable:
-    """VideoAlign and MonetBench share the Deutsch et al. accuracies and differ only in names."""
+    """VideoAlign and MonetBench share the Deutsch et al. accuracies and differ only in names.
 
-    def protocol(manifest: Manifest, scores, boot: _Boot) -> dict:
+    ``tie_calibration``: "videoalign" (VideoAlign's published loop, the default, comparable with
+    published figures) or "deutsch" (mt-metrics-eval's search); the figure records which.
+    """
+
+    def protocol(manifest: Manifest, scores, boot: _Boot, tie_calibration: str = "videoalign") -> dict:
+        if tie_calibration not in M.TIE_CALIBRATIONS:
+            raise InvalidOption(f"tie_calibration must be one of {sorted(M.TIE_CALIBRATIONS)}, got {tie_calibration!r}")
         p = scored_pairs(manifest, scores)
         h = M.human_preference(p["label"])
         m = (p["sa"] - p["sb"]).to_numpy()
         with_ties, without_ties = names
         return {
             "coverage": _coverage(manifest, scores),
-            with_ties: boot(M.tie_calibrated_accuracy, h, m),
+            with_ties: {**boot(M.TIE_CALIBRATIONS[tie_calibration], h, m), "implementation": tie_calibration},
             without_ties: boot(M.accuracy_without_ties, h[h != 0], m[h != 0]),
         }
 
-    protocol.__doc__ = f"``{names[0]}`` (tie-calibrated, all pairs) and ``{names[1]}`` (label ties dropped)."
+    protocol.__doc__ = (f"``{names[0]}`` (tie-calibrated, all pairs; ``tie_calibration`` = videoalign | deutsch) "
+                        f"and ``{names[1]}`` (label ties dropped).")
     return protocol
 
 
@@ -401,10 +409,10 @@ class Benchmark:
     def load_manifest(self) -> Manifest:
         """The benchmark's own manifest, restricted by :meth:`restrict`."""
         if self.manifest is None:
-            raise FileNotFoundError(f"benchmark {self.name!r} has no manifest yet (its converter comes later)")
+            raise MissingInput(f"benchmark {self.name!r} has no manifest")
         if not (Path(self.manifest) / "videos.jsonl").is_file():
-            raise FileNotFoundError(f"benchmark {self.name!r}: no manifest at {self.manifest}; write it with its converter, "
-                                    f"`phyprobe data prepare NAME --root DOWNLOAD_DIR --out {self.manifest}` (docs/datasets/)")
+            raise MissingInput(f"benchmark {self.name!r}: no manifest at {self.manifest}; write it with its converter, "
+                               f"`phyprobe data prepare NAME --root DOWNLOAD_DIR --out {self.manifest}` (docs/datasets/)")
         return self.restrict(Manifest.load(self.manifest))
 
     def restrict(self, m: Manifest) -> Manifest:
@@ -442,13 +450,13 @@ def load_benchmark(cfg: str | os.PathLike | Mapping, root: str | os.PathLike | N
             cfg = yaml.safe_load(f)
     missing = [k for k in ("name", "manifest", "protocol") if k not in cfg]
     if missing:
-        raise ValueError(f"benchmark config {cfg.get('name', '?')!r} lacks {missing}")
+        raise InvalidOption(f"benchmark config {cfg.get('name', '?')!r} lacks {missing}")
     proto = cfg["protocol"]
     protocols = {proto: dict(cfg.get("kwargs") or {})} if isinstance(proto, str) else {
         k: dict(v or {}) for k, v in proto.items()}
     unknown = set(protocols) - set(PROTOCOLS)
     if unknown:
-        raise ValueError(f"benchmark {cfg['name']!r}: unknown protocol(s) {sorted(unknown)}; known: {sorted(PROTOCOLS)}")
+        raise InvalidOption(f"benchmark {cfg['name']!r}: unknown protocol(s) {sorted(unknown)}; known: {sorted(PROTOCOLS)}")
     split = cfg.get("split")
     manifest = cfg["manifest"]
     return Benchmark(

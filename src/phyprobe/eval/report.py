@@ -178,7 +178,8 @@ def _table(metrics: Mapping) -> list[str]:
     lines = ["| figure | value | 95% CI | n |", "|---|---:|---|---:|"]
     for k, v in flatten_metrics(metrics).items():
         ci = "" if v.get("low") is None else f"[{_fmt(v['low'])}, {_fmt(v['high'])}]"
-        lines.append(f"| `{k}` | {_fmt(v['value'])} | {ci} | {v['n']} |")
+        impl = f" ({v['implementation']} tie calibration)" if v.get("implementation") else ""
+        lines.append(f"| `{k}`{impl} | {_fmt(v['value'])} | {ci} | {v['n']} |")
     return lines
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
+from ..errors import InvalidOption
 from ..runinfo import atomic_write_json, save_run_info
 from ..baselines.motion import motion_scores
 from .protocols import load_benchmark
@@ -44,7 +45,8 @@ def scorer_scores(scorer_dir: str | Path, manifest, cache_dir: str | Path, extra
 
 
 def vjepa2_surprisal_from_config(manifest, size: str = "L", weights: str | None = "hub", tiny: bool = False,
-                            context: int = 2, stat: str = "max", num_frames: int = 16) -> dict[str, float]:
+                            context: int = 2, stat: str = "max", num_frames: int = 32,
+                            protocol: str = "windowed") -> dict[str, float]:
     """V-JEPA 2's own-predictor surprisal (its ``stat`` over the clip) on every readable video; on the GPU when there is one."""
     import torch
 
@@ -53,11 +55,11 @@ def vjepa2_surprisal_from_config(manifest, size: str = "L", weights: str | None 
     from ..io.video import ClipSpec
 
     if stat not in vs.STATS:
-        raise ValueError(f"vjepa2_surprisal.stat must be one of {vs.STATS}, got {stat!r}")
+        raise InvalidOption(f"vjepa2_surprisal.stat must be one of {vs.STATS}, got {stat!r}")
     encoder = from_config("vjepa2", size=size, weights=weights, tiny=tiny).to("cuda" if torch.cuda.is_available() else "cpu")
-    scores = vs.vjepa2_surprisal_scores(manifest, encoder, ClipSpec(num_frames), context=context)
+    scores = vs.vjepa2_surprisal_scores(manifest, encoder, ClipSpec(num_frames), context=context, protocol=protocol)
     if not scores:
-        raise ValueError(f"vjepa2_surprisal.num_frames={num_frames} makes one tubelet per clip: nothing to predict")
+        raise InvalidOption(f"vjepa2_surprisal.num_frames={num_frames} makes one tubelet per clip: nothing to predict")
     return scores[stat]
 
 
@@ -74,7 +76,7 @@ def run_eval(cfg: DictConfig) -> dict:
     manifest = bench.load_manifest()
     sources = [k for k in ("scorer", "run", "scores_csv", "baseline", "judge") if cfg.get(k)]
     if len(sources) != 1:
-        raise ValueError("give exactly one of scorer=DIR, run=RUN_DIR, scores_csv=FILE, baseline=NAME or judge=NAME "
+        raise InvalidOption("give exactly one of scorer=DIR, run=RUN_DIR, scores_csv=FILE, baseline=NAME or judge=NAME "
                          f"(got {sources or 'none'})")
     t0, cost, standin = time.perf_counter(), None, False
     if cfg.get("judge"):
@@ -84,7 +86,7 @@ def run_eval(cfg: DictConfig) -> dict:
         scores, evaluator, cost, standin = judged.scores, judged.name, judged.cost, judged.standin
     elif cfg.get("baseline"):
         if cfg.baseline not in BASELINES:
-            raise ValueError(f"unknown baseline {cfg.baseline!r}: eval.py runs {sorted(BASELINES)}; "
+            raise InvalidOption(f"unknown baseline {cfg.baseline!r}: eval.py runs {sorted(BASELINES)}; "
                              "same-encoder feature surprisal runs inside train.py")
         evaluator, compute = BASELINES[cfg.baseline]
         scores = compute(cfg, manifest)

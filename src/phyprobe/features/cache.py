@@ -11,6 +11,7 @@ Layout of one cache directory::
     shard-r00-000000.tar              webdataset shard: <key>.feats.npy, <key>.times.npy, <key>.json
     shard-r00-000000.ids.json         ids in that shard (written before the tar is renamed into place)
     failures-r00.jsonl                videos that could not be decoded, with the reason
+    content-r00.jsonl                 sha256 of each published video's file, so equal bytes are encoded once
     lock-r00                          held (flock) by the process writing rank 0's shards
 
 A shard becomes visible only by an atomic rename once complete, so a killed extraction leaves no
@@ -28,6 +29,8 @@ import json
 import logging
 import os
 import re
+import stat
+import time
 from pathlib import Path
 from typing import Iterable
 
@@ -96,9 +99,21 @@ class FeatureCache:
         """
         return {vid for vid, r in self.failures().items() if vid in paths and r.get("stat", False) == file_stat(paths[vid])}
 
-    def writer(self, rank: int = 0, shard_size: int = 256) -> "ShardWriter":
+    def content_index(self) -> dict[str, str]:
+        """sha256 of a file's bytes -> a published id with those bytes."""
+        done = self.done_ids()
+        out: dict[str, str] = {}
+        for f in sorted(self.dir.glob("content-*.jsonl")):
+            for line in f.read_text().splitlines():
+                if line.strip():
+                    r = json.loads(line)
+                    if r["id"] in done:
+                        out.setdefault(r["sha256"], r["id"])
+        return out
+
+    def writer(self, rank: int = 0, shard_size: int = 256, flush_seconds: float | None = None) -> "ShardWriter":
         self.prepare()
-        return ShardWriter(self.dir, rank, shard_size, self.dtype)
+        return ShardWriter(self.dir, rank, shard_size, self.dtype, flush_seconds)
 
     def iter_samples(self, shards: Iterable[Path] | None = None) -> Iterable[dict]:
         """Stream samples shard by shard: memory stays flat however large the cache is."""
@@ -125,6 +140,18 @@ def published_shards(directory: Path) -> list[Path]:
     return sorted(p for p in directory.glob("shard-*.tar") if p.with_suffix(".ids.json").exists())
 
 
+def content_hash(path: Path) -> str | None:
+    """sha256 of a regular file's bytes; None for anything else (a FIFO would block the read) or a
+    file that cannot be read — decoding then says why."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        with open(path, "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
+    except OSError:
+        return None
+
+
 def file_stat(path: Path) -> list[int] | None:
     """(size, mtime_ns) of a file, None if it is missing: enough to notice it was replaced."""
     try:
@@ -139,11 +166,17 @@ class ShardWriter:
 
     The writer holds the rank's lock for its lifetime. Ids already published (by an earlier run,
     or by a concurrent job that got the lock first) are not written again, so every id lives in
-    exactly one shard.
+    exactly one shard. A shard is also published once ``flush_seconds`` have passed since its first
+    sample, so a kill never loses more than that, however small the job.
     """
 
-    def __init__(self, directory: Path, rank: int, shard_size: int, dtype: str):
+    def __init__(self, directory: Path, rank: int, shard_size: int, dtype: str, flush_seconds: float | None = None):
+        if shard_size < 1:
+            raise ValueError(f"shard_size must be >= 1, got {shard_size}")
         self.dir, self.rank, self.shard_size, self.dtype = directory, rank, shard_size, dtype
+        self.flush_seconds = flush_seconds
+        self._opened = 0.0
+        self._content: list[dict] = []
         self._lock = open(directory / f"lock-r{rank:02d}", "a")
         try:
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -171,11 +204,13 @@ class ShardWriter:
     def _path(self) -> Path:
         return self.dir / f"shard-r{self.rank:02d}-{self._seq:06d}.tar"
 
-    def write(self, video_id: str, feats: torch.Tensor | np.ndarray, times: np.ndarray) -> None:
+    def write(self, video_id: str, feats: torch.Tensor | np.ndarray, times: np.ndarray, content: str | None = None) -> None:
+        """``content``: sha256 of the video file, recorded so the same bytes are never encoded twice."""
         if video_id in self._published:
             return
         if self._sink is None:
             self._sink = wds.TarWriter(str(self._path()) + ".tmp")
+            self._opened = time.monotonic()
         arr = feats.detach().float().cpu().numpy() if isinstance(feats, torch.Tensor) else np.asarray(feats)
         self._sink.write(
             {
@@ -187,7 +222,10 @@ class ShardWriter:
         )
         self._ids.append(video_id)
         self._published.add(video_id)
-        if len(self._ids) >= self.shard_size:
+        if content is not None:
+            self._content.append({"id": video_id, "sha256": content})
+        late = self.flush_seconds is not None and time.monotonic() - self._opened >= self.flush_seconds
+        if len(self._ids) >= self.shard_size or late:
             self.flush()
 
     def fail(self, video_id: str, path: str, reason: str) -> None:
@@ -202,7 +240,10 @@ class ShardWriter:
         final = self._path()
         _atomic_write_text(final.with_suffix(".ids.json"), json.dumps(self._ids))
         os.replace(str(final) + ".tmp", final)
-        self._sink, self._ids = None, []
+        if self._content:
+            with open(self.dir / f"content-r{self.rank:02d}.jsonl", "a", encoding="utf-8") as f:
+                f.write("".join(json.dumps(r) + "\n" for r in self._content))
+        self._sink, self._ids, self._content = None, [], []
         self._seq += 1
 
     def close(self) -> None:

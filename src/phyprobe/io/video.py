@@ -7,15 +7,20 @@ finds the timestamps does not decode, so a long 4K file costs little more than i
 
 from __future__ import annotations
 
+import errno
+import logging
 import os
+import stat
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import av
 import numpy as np
 
+from ..errors import UserError
 
-class VideoDecodeError(RuntimeError):
+
+class VideoDecodeError(UserError, RuntimeError):
     """A video could not be read; the message names the file and the reason."""
 
     def __init__(self, path: str | os.PathLike, reason: str):
@@ -52,26 +57,101 @@ class ClipSpec:
 
 @dataclass
 class Clip:
-    frames: np.ndarray  # (T, H, W, 3) uint8 RGB
+    frames: np.ndarray  # (T, H, W, 3) uint8 RGB, upright
     timestamps: np.ndarray  # (T,) float seconds of each chosen frame
     source_num_frames: int
     source_fps: float
+    decoded_share: float = 1.0  # share of the video's frames that decode (see MIN_DECODED_SHARE)
 
 
-def _frame_times(path: Path) -> tuple[np.ndarray, float]:
-    """Presentation times (seconds, sorted) of every video frame, from the packets alone."""
-    with av.open(str(path)) as container:
-        if not container.streams.video:
-            raise VideoDecodeError(path, "no video stream")
-        stream = container.streams.video[0]
-        tb = float(stream.time_base) if stream.time_base else None
-        rate = float(stream.average_rate or stream.base_rate or 0) or 25.0
-        pts = [p.pts for p in container.demux(stream) if p.pts is not None and p.size > 0]
+# The damaged-file rule, the same wherever a video is read (score, extract, baselines): a file whose
+# frames decode to at least this share of what its header promises is used, with a warning that
+# gives the share (the clip is sampled from the frames that decode); below it, the file is rejected.
+MIN_DECODED_SHARE = 0.9
+# Decoder threads hold a frame each: cap what they hold together, so a 8K file does not cost
+# threads x 50 MB of YUV before a single frame is converted.
+DECODER_FRAME_BUDGET = 256 * 2**20
+# Formats FFmpeg opens but that are still images, not videos (a PNG renamed .mp4).
+_IMAGE_FORMATS = ("image2",)
+
+log = logging.getLogger(__name__)
+
+
+def check_readable_file(path: Path) -> None:
+    """Raise VideoDecodeError saying exactly why ``path`` is not a regular, readable, non-empty file."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        if path.is_symlink():
+            raise VideoDecodeError(path, f"broken symbolic link (points to {os.readlink(path)!r}, which does not exist)") from None
+        raise VideoDecodeError(path, "file does not exist") from None
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise VideoDecodeError(path, "symbolic link loop (the link points back to itself)") from None
+        if e.errno == errno.EACCES:
+            raise VideoDecodeError(path, "permission denied (a folder on the path cannot be entered)") from None
+        raise VideoDecodeError(path, f"cannot stat file ({e.strerror})") from None
+    kinds = {stat.S_ISDIR: "is a directory, not a video file", stat.S_ISFIFO: "is a named pipe (FIFO), not a video file",
+             stat.S_ISSOCK: "is a socket, not a video file", stat.S_ISCHR: "is a character device, not a video file",
+             stat.S_ISBLK: "is a block device, not a video file"}
+    for test, reason in kinds.items():
+        if test(st.st_mode):
+            raise VideoDecodeError(path, reason)
+    if not os.access(path, os.R_OK):
+        raise VideoDecodeError(path, "permission denied (the file is not readable)")
+    if st.st_size == 0:
+        raise VideoDecodeError(path, "empty file (0 bytes)")
+
+
+def _open(path: Path):
+    """av.open with the reasons a file is not a video turned into VideoDecodeError."""
+    check_readable_file(path)
+    try:
+        container = av.open(str(path))
+    except av.error.FFmpegError as e:
+        raise VideoDecodeError(path, f"not a video file FFmpeg can read ({getattr(e, 'strerror', None) or e})") from e
+    if container.format.name in _IMAGE_FORMATS or container.format.name.endswith("_pipe"):
+        container.close()
+        raise VideoDecodeError(path, f"is a still image ({container.format.name.removesuffix('_pipe')}), not a video")
+    if not container.streams.video:
+        kinds = sorted({s.type for s in container.streams})
+        container.close()
+        raise VideoDecodeError(path, f"no video stream (the file has {', '.join(kinds) or 'no'} streams only)")
+    return container
+
+
+def _expected_frames(container, stream, num_packets: int, rate: float) -> int:
+    """Frames the file says it has (header count, else its duration), never fewer than were found."""
+    n = stream.frames or 0
+    if not n:
+        if stream.duration and stream.time_base:
+            n = round(float(stream.duration * stream.time_base) * rate)
+        elif container.duration:
+            n = round(container.duration / av.time_base * rate)
+    return max(int(n), num_packets)
+
+
+def _frame_times(path: Path) -> tuple[np.ndarray, float, int]:
+    """Presentation times (seconds, sorted) of every video frame that is present, from the packets
+    alone; the frame rate; and how many frames the file says it has (more when it was truncated)."""
+    try:
+        with _open(path) as container:
+            stream = container.streams.video[0]
+            tb = float(stream.time_base) if stream.time_base else None
+            rate = float(stream.average_rate or stream.base_rate or 0) or 25.0
+            pts = []
+            try:
+                pts = [p.pts for p in container.demux(stream) if p.pts is not None and p.size > 0]
+            except av.error.FFmpegError:
+                pass  # a damaged tail: what came before is counted, the share rule decides
+            expected = _expected_frames(container, stream, len(pts), rate)
+    except av.error.FFmpegError as e:
+        raise VideoDecodeError(path, f"cannot read video ({type(e).__name__}: {e})") from e
     if not pts:
         raise VideoDecodeError(path, "video stream has no frames")
     pts = np.sort(np.asarray(pts, dtype=np.float64))
     times = pts * tb if tb else np.arange(len(pts)) / rate
-    return times - times[0], rate
+    return times - times[0], rate, expected
 
 
 def sample_indices(times: np.ndarray, spec: ClipSpec) -> np.ndarray:
@@ -84,44 +164,90 @@ def sample_indices(times: np.ndarray, spec: ClipSpec) -> np.ndarray:
     return np.clip(idx, 0, n - 1).astype(np.int64)
 
 
-def decode_clip(path: str | os.PathLike, spec: ClipSpec) -> Clip:
-    """Read the T frames of ``spec`` from ``path`` as RGB uint8. Raises VideoDecodeError."""
+def reduced_size(h: int, w: int, fit: tuple[int, int] | None) -> tuple[int, int]:
+    """Size (h, w) to convert a frame to when it will end up in a ``fit`` box.
+
+    Twice the scale at which the frame still covers the box (and never up): the preprocessing's own
+    antialiased resize then does the last step, so frames up to twice the box are converted exactly
+    as before, and an 8K frame is never materialised as 100 MB of RGB.
+    """
+    if fit is None:
+        return h, w
+    scale = min(1.0, 2 * max(fit[0] / h, fit[1] / w))
+    return max(1, round(h * scale)), max(1, round(w * scale))
+
+
+def upright(frame: np.ndarray, rotation: int) -> np.ndarray:
+    """The frame as it is meant to be seen: ``rotation`` is the display matrix's counter-clockwise
+    angle (PyAV ``VideoFrame.rotation``); phones store portrait video as landscape plus this angle."""
+    k = round(rotation / 90) % 4
+    return np.ascontiguousarray(np.rot90(frame, k)) if k else frame
+
+
+def decode_clip(path: str | os.PathLike, spec: ClipSpec, fit: tuple[int, int] | None = None) -> Clip:
+    """Read the T frames of ``spec`` from ``path`` as upright RGB uint8. Raises VideoDecodeError.
+
+    ``fit`` (h, w): the box the frames will be resized into (the encoder's input size); frames far
+    larger are scaled down while they are converted (:func:`reduced_size`), which bounds memory.
+    Damaged or truncated files follow :data:`MIN_DECODED_SHARE`.
+    """
     path = Path(path)
-    if not path.is_file():
-        raise VideoDecodeError(path, "file does not exist")
+    times, rate, expected = _frame_times(path)
+    idx = sample_indices(times, spec)
+    wanted = set(idx.tolist())
+    last = int(idx.max())
+    got: dict[int, np.ndarray] = {}
+    failed = 0
     try:
-        times, rate = _frame_times(path)
-        idx = sample_indices(times, spec)
-        wanted = set(idx.tolist())
-        last = int(idx.max())
-        got: dict[int, np.ndarray] = {}
-        with av.open(str(path)) as container:
+        with _open(path) as container:
             stream = container.streams.video[0]
-            stream.thread_type = "AUTO"
-            for i, frame in enumerate(container.decode(stream)):
-                if i in wanted:
-                    got[i] = frame.to_ndarray(format="rgb24")
-                if i >= last:
+            cc = stream.codec_context
+            frame_bytes = max(1, (cc.width or 1) * (cc.height or 1) * 3 // 2)
+            cc.thread_type = "AUTO"
+            cc.thread_count = max(1, min(os.cpu_count() or 1, DECODER_FRAME_BUDGET // frame_bytes))
+            i = 0
+            for packet in container.demux(stream):
+                try:
+                    frames = packet.decode()
+                except av.error.FFmpegError:
+                    failed += 1
+                    continue
+                for frame in frames:
+                    if i in wanted:
+                        rot = frame.rotation
+                        h, w = (frame.width, frame.height) if round(rot / 90) % 2 else (frame.height, frame.width)
+                        rh, rw = reduced_size(h, w, fit)
+                        if round(rot / 90) % 2:
+                            rh, rw = rw, rh
+                        small = {"width": rw, "height": rh, "interpolation": "AREA"} if (rh, rw) != (frame.height, frame.width) else {}
+                        got[i] = upright(frame.reformat(format="rgb24", **small).to_ndarray(), rot)
+                    i += 1
+                if i > last:
                     break
-    except VideoDecodeError:
-        raise
-    except (av.error.FFmpegError, OSError, ValueError, IndexError) as e:
+    except av.error.FFmpegError as e:
         raise VideoDecodeError(path, f"cannot decode video ({type(e).__name__}: {e})") from e
-    if not got:
-        raise VideoDecodeError(path, "no frame could be decoded")
+    decodable = len(times) - failed
+    share = decodable / expected if expected else 0.0
+    if not got or share < MIN_DECODED_SHARE:
+        raise VideoDecodeError(path, f"damaged or truncated: {decodable} of its {expected} frames decode "
+                                     f"({share:.0%}; at least {MIN_DECODED_SHARE:.0%} must)")
+    if share < 1.0:
+        log.warning("%s: damaged or truncated: %d of its %d frames decode (%.0f%%); using those",
+                    path, decodable, expected, 100 * share)
     # The demuxer can count a few more packets than the decoder returns frames (broken tails):
     # fall back to the nearest decoded frame before the wanted one rather than failing.
     have = np.array(sorted(got))
     pick = [int(have[max(0, np.searchsorted(have, i, side="right") - 1)]) for i in idx]
     frames = np.stack([got[i] for i in pick])
-    return Clip(frames=frames, timestamps=times[pick], source_num_frames=len(times), source_fps=rate)
+    return Clip(frames=frames, timestamps=times[pick], source_num_frames=len(times), source_fps=rate,
+                decoded_share=share)
 
 
 def probe(path: str | os.PathLike) -> dict:
     """Basic facts about a video file (size, frame count, fps), for reports and checks."""
     path = Path(path)
-    times, rate = _frame_times(path)
-    with av.open(str(path)) as c:
+    times, rate, _ = _frame_times(path)
+    with _open(path) as c:
         s = c.streams.video[0]
         w, h = s.codec_context.width, s.codec_context.height
     return {"width": w, "height": h, "num_frames": len(times), "fps": rate, "duration": float(times[-1] + 1 / rate)}

@@ -25,7 +25,8 @@ from ..data.sampling import sampling_weights
 from ..features.cache import FeatureCache
 from ..features.extract import extract_features
 from ..features.table import ShardFeatureTable
-from ..encoders import FrozenEncoder, WeightsNotFoundError
+from ..encoders import FrozenEncoder
+from ..errors import InvalidOption, UserError
 from ..head import PhyProbeHead
 from ..io.video import ClipSpec
 from ..runinfo import atomic_write_json, save_run_info
@@ -82,7 +83,7 @@ def _unit_hash(keys) -> np.ndarray:
 
 def _check_fraction(name: str, fraction: float) -> None:
     if not 0.0 <= fraction <= 1.0:
-        raise ValueError(f"data.{name} must be in [0, 1], got {fraction}")
+        raise InvalidOption(f"data.{name} must be in [0, 1], got {fraction}")
 
 
 def anchors_of(videos: pd.DataFrame, fraction: float = 1.0) -> np.ndarray:
@@ -117,19 +118,28 @@ def train_sources(manifest: Manifest, wanted) -> list[str]:
     wanted = [str(s) for s in wanted]
     missing = sorted(set(wanted) - set(present))
     if missing:
-        raise ValueError(f"data.train_sources names source(s) {missing} that {manifest.root} does not have; it has {present}")
+        raise InvalidOption(f"data.train_sources names source(s) {missing} that {manifest.root} does not have; it has {present}")
     return sorted(wanted)
 
 
-def build_encoder(backbone_cfg: DictConfig) -> FrozenEncoder:
-    """Instantiate the configured encoder; Hydra's wrapper is removed from a missing-weights error
-    so that the user sees what to download and where, not a trace through Hydra."""
+def instantiate_or_user_error(node: DictConfig, **kwargs):
+    """Hydra's ``instantiate`` with its wrapper removed from a user's mistake (a missing weights file,
+    a malformed manifest, an option value the factory refuses), so the user sees what is wrong,
+    not a trace through Hydra."""
     try:
-        return instantiate(backbone_cfg)
+        return instantiate(node, **kwargs)
     except InstantiationException as e:
-        if isinstance(e.__cause__, WeightsNotFoundError):
-            raise e.__cause__ from None
+        cause = e.__cause__
+        if isinstance(cause, UserError):
+            raise cause from None
+        if isinstance(cause, (ValueError, TypeError, KeyError)):
+            raise InvalidOption(f"config {node.get('_target_', '?')}: {cause}") from cause
         raise
+
+
+def build_encoder(backbone_cfg: DictConfig) -> FrozenEncoder:
+    """Instantiate the configured encoder (a missing-weights error says what to download and where)."""
+    return instantiate_or_user_error(backbone_cfg)
 
 
 def train(cfg: DictConfig) -> dict:
@@ -140,7 +150,7 @@ def train(cfg: DictConfig) -> dict:
     save_run_info(out, OmegaConf.to_container(cfg, resolve=True), cfg.seed)
 
     encoder = build_encoder(cfg.backbone)  # first: a missing-weights error must not wait for the data
-    manifest: Manifest = instantiate(cfg.data.source)
+    manifest: Manifest = instantiate_or_user_error(cfg.data.source)
     clip = ClipSpec(**cfg.clip)
     cache = extract_features(manifest, encoder, clip, cfg.paths.cache_dir, dtype=cfg.feature_dtype, **cfg.extract)
     streaming = bool(cfg.data.get("streaming", False))
@@ -155,7 +165,7 @@ def train(cfg: DictConfig) -> dict:
     val_m = trainable.split(*cfg.data.val_splits)  # checkpoints are chosen on the training sources alone
     trained_on = sorted(train_m.videos["source"].unique())  # a source without training videos is out of distribution
     if train_m.pairs.empty:
-        raise ValueError(f"no training pairs in splits {list(cfg.data.train_splits)} of {manifest.root}")
+        raise InvalidOption(f"no training pairs in splits {list(cfg.data.train_splits)} of {manifest.root}")
     head = PhyProbeHead(encoder.feature_dim, stats=tuple(cfg.pooling.stats), hidden=cfg.head.hidden, dropout=cfg.head.dropout)
     train_rows = [row_of[v] for v in train_m.videos["id"]]
     head.fit_normalisation(feats, train_rows)
