@@ -29,15 +29,16 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from ..encoders import FrozenEncoder, from_config
+from ..errors import UserError
 from ..head import PhyProbeHead
-from ..io.video import ClipSpec, VideoDecodeError, decode_clip
+from ..io.video import ClipSpec, VideoDecodeError
 from ..runinfo import atomic_write_json, code_version
 
 FORMAT = "phyprobe-scorer/1"
 WEIGHTS, CONFIG, CARD = "model.safetensors", "config.json", "README.md"
 
 
-class ScorerLoadError(ValueError):
+class ScorerLoadError(UserError, ValueError):
     """A scorer directory (or Hub repository) cannot be loaded; the message names the file and why."""
 
 
@@ -193,7 +194,7 @@ class Scorer:
 
     def load_clip(self, video: str | Path) -> torch.Tensor:
         """The preprocessed clip (T, 3, H, W) the encoder sees for a file. Raises VideoDecodeError."""
-        return self.encoder.preprocess(decode_clip(video, self.encoder.clip_spec(self.clip)).frames)
+        return self.encoder.read_clip(video, self.clip)[0]
 
     @torch.inference_mode()
     def head_scores(self, feats: torch.Tensor) -> torch.Tensor:
