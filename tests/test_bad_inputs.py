@@ -28,7 +28,6 @@ from phyprobe.io.video import ClipSpec, VideoDecodeError, decode_clip
 
 REPO = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": f"{REPO / 'src'}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-SCORER_LANDS_SEPARATELY = pytest.mark.xfail(reason="scorer hardening lands separately", strict=False)
 ERROR_LINE = re.compile(r"^phyprobe: error: (?P<rest>.+)$")
 
 
@@ -268,7 +267,6 @@ def _broken_scorers(scorer_dir: Path, root: Path, corpus_cases) -> dict[str, tup
     return out
 
 
-@SCORER_LANDS_SEPARATELY
 @pytest.mark.parametrize("case", ["missing scorer directory", "video passed as the scorer", "broken model.safetensors",
                                   "encoder name changed", "config.json not JSON"])
 def test_broken_scorers_are_one_line_errors(scorer_dir, corpus, tmp_path, capsys, case):
@@ -279,13 +277,11 @@ def test_broken_scorers_are_one_line_errors(scorer_dir, corpus, tmp_path, capsys
     assert code not in (0, None) and len(lines) == 1 and ERROR_LINE.match(lines[0]) and names in lines[0], err
 
 
-@SCORER_LANDS_SEPARATELY
 def test_score_batch_size_0_is_refused(scorer_dir, corpus, capsys):
     code, _, err = _run_cli(["score", str(scorer_dir), str(corpus[1][0].path), "--batch-size", "0"], capsys)
     assert code == 2 and "batch-size" in err and "Traceback" not in err
 
 
-@SCORER_LANDS_SEPARATELY
 def test_non_finite_head_never_prints_a_non_finite_score(scorer_dir, corpus, tmp_path, capsys):
     import shutil
 

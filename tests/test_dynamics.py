@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from conftest import write_toy_manifest
+from conftest import TINY_WORLDS, write_toy_manifest
 from hydra.errors import InstantiationException
 from hydra.utils import instantiate
-from omegaconf import OmegaConf
+from omegaconf import OmegaConf, open_dict
 from safetensors.torch import load_file, save_file
 
 from phyprobe import Scorer
@@ -135,3 +135,26 @@ def test_exported_scorer_reproduces_training_scores(checkpoint, manifest, tmp_pa
     assert scorer.encoder.name == "dynamics" and scorer.config["encoder"]["describe"]["feature_dim"] == 2 * 4 * 14
     got = scorer.score_raw_many([manifest / p for p in expected["path"]])
     assert np.max(np.abs(np.array(got) - expected["raw_score"].to_numpy())) < 1e-5
+
+
+def test_cross_world_fit_sees_the_named_sources_only(tiny_worlds, tmp_path):
+    """`data.train_sources` restricts the plausible clips the model is fitted on, as it restricts a head's
+    training data: a dynamics model for a 2D → 3D run never sees a 3D clip."""
+    from phyprobe.encoders.dynamics import plausible_mask
+    from phyprobe.training.dynamics import train_dynamics
+
+    out = tmp_path / "ckpt"
+    cfg = compose_train(tmp_path, ["data=worlds", f"data.source.out_dir={tiny_worlds}", "data.train_sources=[world3d]",
+                                   f"clip.num_frames={FRAMES}", f"base.image_size={SIZE}", "base.grid=2",
+                                   "predictor.epochs=3", "predictor.hidden=16", "extract.num_workers=0",
+                                   f"paths.output_dir={out}", f"paths.cache_dir={tmp_path / 'cache'}"],
+                        config_name="dynamics")
+    with open_dict(cfg):
+        cfg.data.source.update({"planar": {"engine": "2d", **TINY_WORLDS["planar"]},
+                                "bullet": {"engine": "3d", **TINY_WORLDS["bullet"]}, "workers": 1})
+    fit = train_dynamics(cfg)
+    v = Manifest.load(tiny_worlds).videos
+    plausible_3d = plausible_mask(v) & (v["source"] == "world3d")
+    assert fit["sources"] == ["world3d"]
+    assert fit["num_train_clips"] == int((plausible_3d & (v["split"] == "train")).sum()) > 0
+    assert fit["num_val_clips"] == int((plausible_3d & (v["split"] == "val")).sum())

@@ -2,11 +2,11 @@
 
 import pytest
 import torch
-from encoder_fixtures import TINY_BUILDS, save_tiny_local_weights, tiny_clip
+from encoder_fixtures import EMBEDDED, TINY_BUILDS, save_tiny_local_weights, tiny_clip
 
 from phyprobe.encoders import WeightsNotFoundError, from_config
 
-PRETRAINED = sorted(n for n in TINY_BUILDS if n != "efficientnet_lite0")
+PRETRAINED = sorted(set(TINY_BUILDS) - EMBEDDED)  # weights from a local path or the Hugging Face cache
 HUB_IDS = {
     "perception_encoder": "facebook/PE-Core-G14-448",
     "vjepa2": "facebook/vjepa2-vith-fpc64-256",

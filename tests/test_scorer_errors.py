@@ -31,7 +31,10 @@ def videos(tmp_path_factory):
 
 
 def run(capsys, *argv):
-    rc = main(["score", *map(str, argv)])
+    try:
+        rc = main(["score", *map(str, argv)])
+    except SystemExit as e:  # a user error: the CLI's one-line report and exit code 2
+        rc = e.code
     out, err = capsys.readouterr()
     return rc, out, err
 
@@ -87,7 +90,7 @@ def test_broken_scorer_is_one_line_naming_the_file(case, scorer_dir, videos, tmp
     target = videos[0][0] if make is None else make(_copy(scorer_dir, tmp_path), tmp_path)
     rc, out, err = run(capsys, target, videos[0][0])
     assert rc == 2 and out == ""
-    assert err.count("\n") == 1 and err.startswith("error: ") and "Traceback" not in err
+    assert err.count("\n") == 1 and err.startswith("phyprobe: error: ") and "Traceback" not in err
     assert expect in err and str(target) in err
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Mapping
 
-import numpy as np
 import pandas as pd
 
 from . import metrics as M

@@ -27,6 +27,7 @@ import torch
 from lightning.pytorch.callbacks import BasePredictionWriter
 from torch.utils.data import DataLoader
 
+from ..errors import UserError
 from ..features.extract import ClipDataset, ExtractionModule, _worker_init, collate_clips, default_encoder_threads
 from .core import NonFiniteScoreError, Scorer
 
@@ -37,14 +38,15 @@ LIST_SUFFIXES = (".txt", ".lst", ".list")
 CSV_FIELDS = ("video", "score", "raw_score", "error")
 
 
-class InputError(ValueError):
+class InputError(UserError, ValueError):
     """An input that names no videos (empty directory, unmatched glob, unreadable list)."""
 
 
 def resolve_inputs(inputs: list[str | Path]) -> list[str]:
     """Video paths from directories (recursive), globs, text lists (one path a line, relative to the
     list), manifests (a directory with videos.jsonl, or that file) and plain paths, in order, without
-    repeats. A plain path that does not exist is kept: scoring reports it as unreadable."""
+    repeats. A plain path that does not exist is kept: scoring reports it as unreadable; so is a
+    directory named like a video (``clip.mp4/``) that holds none, which the user meant as one video."""
     out: list[str] = []
     for item in inputs:
         p = Path(item)
@@ -54,6 +56,8 @@ def resolve_inputs(inputs: list[str | Path]) -> list[str]:
             out += _manifest_paths(p.parent)
         elif p.is_dir():
             found = sorted(str(f) for f in p.rglob("*") if f.suffix.lower() in VIDEO_SUFFIXES and f.is_file())
+            if not found and p.suffix.lower() in VIDEO_SUFFIXES:
+                found = [str(p)]
             if not found:
                 raise InputError(f"{p}: no videos ({', '.join(VIDEO_SUFFIXES)}) in this directory")
             out += found

@@ -59,25 +59,13 @@ def add_cli(sub) -> None:
     p.add_argument("--devices", type=devices_arg, default=1, help="GPUs (or processes) for DDP, e.g. 8 or 'auto'")
     p.add_argument("--revision", help="Hub branch, tag or commit of the scorer")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    p.set_defaults(func=_cli)
-
-
-def _cli(args) -> int:
-    from ..data.manifest import ManifestError
-    from ..encoders import WeightsNotFoundError
-    from .batch import InputError
-    from .core import ScorerLoadError
-
-    try:
-        return _run(args)
-    except (ScorerLoadError, WeightsNotFoundError, InputError, ManifestError, OSError) as e:
-        if getattr(args, "debug", False):
-            raise
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    p.set_defaults(func=_run)
 
 
 def _run(args) -> int:
+    """Scores every input; a user error (a broken scorer, an input naming no videos) ends the run in
+    one line through the CLI's error report, an unusable video is one error row among the scores."""
+    from ..errors import user_error_line
     from .batch import ResultFile, resolve_inputs, score_videos
     from .core import Scorer
 
@@ -91,7 +79,7 @@ def _run(args) -> int:
         def emit(rows):
             for r in rows:
                 if "error" in r:
-                    print(f"error: {r['video']}: {r['error']}", file=sys.stderr)
+                    print(user_error_line(f"{r['video']}: {r['error']}"), file=sys.stderr)
                 if args.json:
                     print(json.dumps(r, allow_nan=False))
                 elif "error" not in r:
@@ -108,7 +96,7 @@ def _run(args) -> int:
         results.append(rows)
         for r in rows:
             if "error" in r:
-                print(f"error: {r['video']}: {r['error']}", file=sys.stderr)
+                print(user_error_line(f"{r['video']}: {r['error']}"), file=sys.stderr)
 
     rep = score_videos(scorer, videos, emit, done=done, progress=not args.no_progress, **common)
     # Counted from the file, so that rows written by every rank (DDP) are included.

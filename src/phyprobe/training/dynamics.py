@@ -21,7 +21,7 @@ from ..encoders.dynamics import fit_predictor, plausible_mask, save_checkpoint
 from ..features.extract import extract_features
 from ..io.video import ClipSpec
 from ..runinfo import save_run_info
-from .pipeline import build_encoder
+from .pipeline import build_encoder, train_sources
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +48,9 @@ def train_dynamics(cfg: DictConfig) -> dict:
     base = build_encoder(cfg.base)
     manifest: Manifest = instantiate(cfg.data.source)
     clip = ClipSpec(**cfg.clip)
-    wanted = manifest.keep(plausible_mask(manifest.videos) & manifest.videos["split"].isin(
-        [*cfg.data.train_splits, *cfg.data.val_splits]).to_numpy())
+    sources = train_sources(manifest, cfg.data.get("train_sources"))  # a cross-world model sees one world
+    wanted = manifest.keep(plausible_mask(manifest.videos) & manifest.videos["source"].isin(sources).to_numpy()
+                           & manifest.videos["split"].isin([*cfg.data.train_splits, *cfg.data.val_splits]).to_numpy())
     cache = extract_features(wanted, base, clip, cfg.paths.cache_dir, dtype=cfg.feature_dtype, **cfg.extract)
     train, skipped_train = plausible_features(cache, wanted, cfg.data.train_splits)
     val, skipped_val = plausible_features(cache, wanted, cfg.data.val_splits)
@@ -59,7 +60,7 @@ def train_dynamics(cfg: DictConfig) -> dict:
     best = min(history, key=lambda h: h["val_l1"])
     summary = {"num_train_clips": len(train), "num_val_clips": len(val), "skipped": skipped_train + skipped_val,
                "best_epoch": best["epoch"], "val_l1": best["val_l1"], "train_l1": best["train_l1"],
-               "feature_cache": str(cache.dir), "manifest": str(manifest.root)}
+               "feature_cache": str(cache.dir), "manifest": str(manifest.root), "sources": sources}
     save_checkpoint(out, predictor, base, clip.to_dict(), extra={"fit": summary, "history": history})
     log.info("dynamics checkpoint written to %s (val L1 %.4f at epoch %d)", out, best["val_l1"], best["epoch"])
     return summary

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ...errors import UserError
 from ..manifest import Manifest
 
 log = logging.getLogger(__name__)
@@ -31,7 +32,7 @@ KINDS = ("content", "prompt", "first_frame")
 BLOCK = 1 << 20  # content fingerprint: file size + three 1 MiB blocks (head, middle, tail)
 
 
-class LeakageError(ValueError):
+class LeakageError(UserError, ValueError):
     """Training data overlaps a benchmark's test split; the message lists the overlapping videos."""
 
 
