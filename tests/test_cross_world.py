@@ -92,3 +92,33 @@ def test_score_cache_scores_each_file_once_and_survives_a_cut_line(toy_manifest,
     assert len(calls) == 2 * len(m.videos) + 1
     score_each_video(m, ClipSpec(4), fn, ScoreCache(tmp_path / "c.jsonl", "mean-v1"))
     assert len(calls) == 2 * len(m.videos) + 1  # the cut line cost nothing more
+
+
+def test_threaded_scoring_gives_the_same_scores_and_cache_lines(toy_manifest, tmp_path):
+    """Two videos at a time (the motion baseline's setting) changes neither a score nor the order of the
+    cache file's lines."""
+    from phyprobe.baselines.motion import motion_score
+    from phyprobe.io.video import ClipSpec
+
+    m = Manifest.load(toy_manifest)
+    one = score_each_video(m, ClipSpec(8), motion_score, ScoreCache(tmp_path / "one.jsonl", "motion"))
+    two = score_each_video(m, ClipSpec(8), motion_score, ScoreCache(tmp_path / "two.jsonl", "motion"), workers=2)
+    assert list(two.items()) == list(one.items()) and len(one) == len(m.videos)
+    assert (tmp_path / "one.jsonl").read_text() == (tmp_path / "two.jsonl").read_text()
+
+
+def test_an_empty_benchmark_warns_only_when_its_source_is_in_the_data(tmp_path, caplog):
+    """A 2D-only run skips the 3D world's benchmarks quietly; a benchmark whose source is there but whose
+    split matches nothing is a likely mistake, and warns."""
+    import logging
+
+    from phyprobe.training.evaluation import restrict_all
+
+    m = Manifest(videos=_videos([("a", "world", "plausible", "test")]), pairs=pd.DataFrame(
+        columns=["a", "b", "label", "weight", "source", "correspondence", "kind", "split"]), root=tmp_path)
+    cfgs = {name: {"name": name, "manifest": None, "protocol": "world", "split": split, "where": {"source": src}}
+            for name, split, src in (("w", "test", "world"), ("w3", "test", "world3d"), ("typo", "tset", "world"))}
+    with caplog.at_level(logging.INFO, logger="phyprobe.training.evaluation"):
+        assert list(restrict_all(m, cfgs)) == ["w"]
+    levels = {r.getMessage().split(":")[0]: r.levelno for r in caplog.records}
+    assert levels == {"benchmark w3": logging.INFO, "benchmark typo": logging.WARNING}

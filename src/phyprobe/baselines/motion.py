@@ -13,6 +13,8 @@ with resolution. It measures motion glitches only — no gravity, no contacts, n
 
 from __future__ import annotations
 
+import os
+
 from pathlib import Path
 
 import cv2
@@ -84,4 +86,5 @@ def motion_scores(manifest, num_frames: int = 16, cache_dir: str | Path | None =
     from . import ScoreCache, score_each_video
 
     cache = None if cache_dir is None else ScoreCache(Path(cache_dir) / "motion.jsonl", f"motion-v1-T{num_frames}")
-    return score_each_video(manifest, ClipSpec(num_frames), motion_score, cache)
+    # OpenCV's flow and PyAV's decoding release the GIL: one thread per core scores that many videos at once.
+    return score_each_video(manifest, ClipSpec(num_frames), motion_score, cache, workers=os.cpu_count() or 1)
