@@ -46,6 +46,29 @@ def flows(frames_uint8_thwc: np.ndarray, method: str = "farneback") -> np.ndarra
     return np.stack([cv2.calcOpticalFlowFarneback(a, b, None, **_FARNEBACK) for a, b in zip(g[:-1], g[1:])])
 
 
+EGO_MOTION = ("none", "affine")
+
+
+def remove_ego_motion(flow: np.ndarray, stride: int = 4, keep: float = 0.8) -> np.ndarray:
+    """(T-1, H, W, 2) flow minus each step's affine motion field, the image motion a moving camera gives
+    a scene far away or nearly planar (floor, walls). The field is fitted by least squares on a
+    ``stride`` grid, then refitted on the ``keep`` share of points it explains best, so the bodies
+    (a small share of the frame) do not pull it. A static camera leaves the flow as it is."""
+    t, h, w = flow.shape[:3]
+    gy, gx = np.mgrid[0:h, 0:w].astype(np.float32)
+    design = np.stack([gx, gy, np.ones_like(gx)], axis=-1)  # (H, W, 3)
+    sub = design[::stride, ::stride].reshape(-1, 3)
+    out = np.empty_like(flow)
+    for i in range(t):
+        target = flow[i, ::stride, ::stride].reshape(-1, 2)
+        coef = np.linalg.lstsq(sub, target, rcond=None)[0]
+        resid = np.linalg.norm(sub @ coef - target, axis=1)
+        inliers = resid <= np.quantile(resid, keep)
+        coef = np.linalg.lstsq(sub[inliers], target[inliers], rcond=None)[0]
+        out[i] = flow[i] - design @ coef.astype(np.float32)
+    return out
+
+
 def lagrangian_acceleration(cur: np.ndarray, nxt: np.ndarray) -> np.ndarray:
     """(H, W, 2) change of flow along trajectories, F_{t+1}(p + F_t(p)) - F_t(p), for (H, W, 2) flows."""
     h, w = cur.shape[:2]

@@ -28,7 +28,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..baselines.motion import FLOW_METHODS, flows, gray, lagrangian_acceleration, textured
+from ..baselines.motion import EGO_MOTION, FLOW_METHODS, flows, gray, lagrangian_acceleration, remove_ego_motion, textured
 from .base import FrozenEncoder, register_encoder
 from .efficientnet import efficientnet_lite0
 from .preprocess import Preprocess
@@ -142,10 +142,10 @@ def efficientnet_lite0_diff(image_size: int = 160, weights: str | None = "packag
 class FlowStatsEncoder(FrozenEncoder):
     """A ``grid`` x ``grid`` map of :data:`CELL_STATS` per step: (T, grid² · 14), cell-major."""
 
-    def __init__(self, preprocess: Preprocess, grid: int, flow_method: str, edge_fraction: float):
+    def __init__(self, preprocess: Preprocess, grid: int, flow_method: str, edge_fraction: float, ego_motion: str = "none"):
         super().__init__()
         self.preprocess, self.grid = preprocess, grid
-        self.flow_method, self.edge_fraction = flow_method, edge_fraction
+        self.flow_method, self.edge_fraction, self.ego_motion = flow_method, edge_fraction, ego_motion
         self.feature_dim = grid * grid * len(CELL_STATS)
 
     def _maps(self, frames: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
@@ -153,6 +153,8 @@ class FlowStatsEncoder(FrozenEncoder):
         with flow in percent of the input side so the statistics do not grow with resolution."""
         scale = 100.0 / max(self.preprocess.size)
         px = flows(frames, self.flow_method)
+        if self.ego_motion == "affine":
+            px = remove_ego_motion(px)
         f = px * scale
         grays = gray(frames)
         mag = np.linalg.norm(f, axis=-1)
@@ -185,16 +187,23 @@ class FlowStatsEncoder(FrozenEncoder):
 
 
 @register_encoder("flow_stats")
-def flow_stats(image_size: int = 160, grid: int = 4, flow_method: str = "farneback", edge_fraction: float = 0.2) -> FrozenEncoder:
+def flow_stats(image_size: int = 160, grid: int = 4, flow_method: str = "farneback", edge_fraction: float = 0.2,
+               ego_motion: str = "none") -> FrozenEncoder:
     """Optical-flow and trajectory statistics on a ``grid`` x ``grid`` grid; no learned weights.
-    Frames are letterboxed to ``image_size`` like the embedded CNN's, so flow is measured at one scale."""
+    Frames are letterboxed to ``image_size`` like the embedded CNN's, so flow is measured at one scale.
+    ``ego_motion="affine"`` measures the bodies' motion relative to the view: each step's affine flow
+    field (a moving camera's) is removed first, so an orbit or a handheld shake is not read as motion."""
     if grid < 1:
         raise ValueError(f"flow_stats: grid must be >= 1, got {grid}")
     if flow_method not in FLOW_METHODS:
         raise ValueError(f"flow_stats: flow_method must be one of {FLOW_METHODS}, got {flow_method!r}")
+    if ego_motion not in EGO_MOTION:
+        raise ValueError(f"flow_stats: ego_motion must be one of {EGO_MOTION}, got {ego_motion!r}")
     pre = Preprocess(size=(image_size, image_size), mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5), resize="letterbox")
-    enc = FlowStatsEncoder(pre, grid, flow_method, edge_fraction)
+    enc = FlowStatsEncoder(pre, grid, flow_method, edge_fraction, ego_motion)
     enc.weights_id = "none"
     enc.options = {"image_size": image_size, "grid": grid, "flow_method": flow_method, "edge_fraction": edge_fraction,
                    "cell_stats": list(CELL_STATS)}
+    if ego_motion != "none":  # absent when off, so the caches of existing runs keep their keys
+        enc.options["ego_motion"] = ego_motion
     return enc
