@@ -1,0 +1,91 @@
+"""``phyprobe data``: prepare a dataset, describe a manifest, check training data for leakage."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def _value(text: str):
+    import yaml
+
+    return yaml.safe_load(text)
+
+
+def add_cli(sub) -> None:
+    p = sub.add_parser("data", help="convert public datasets into the pair manifest; describe and check manifests")
+    data = p.add_subparsers(dest="data_command", required=True)
+
+    prep = data.add_parser("prepare", help="convert a dataset as published into a pair manifest")
+    prep.add_argument("name", help="videophy2 | videofeedback2 | pid | implausibench | videogen_rewardbench | "
+                                   "monetbench | rapidata | real_folder | rated_folder")
+    prep.add_argument("--root", required=True, help="where the downloaded files are (folder, unzipped archive or HF cache)")
+    prep.add_argument("--out", required=True, help="manifest directory to write")
+    prep.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                      help="a converter option, e.g. --set dim=Overall, --set videos=/data/vp2_videos, --set split=train")
+    prep.add_argument("--magnitudes", help="magnitude map YAML (default: configs/magnitudes/NAME.yaml)")
+    prep.add_argument("--no-check-counts", action="store_true", help="convert even if row counts differ from the published ones")
+    prep.set_defaults(func=_prepare)
+
+    st = data.add_parser("stats", help="counts by source, kind, correspondence and split, with plots")
+    st.add_argument("manifest")
+    st.add_argument("--plots", help="folder for the plots (default: MANIFEST/stats)")
+    st.add_argument("--maps", default="configs/magnitudes", help="magnitude maps to plot beside the histograms")
+    st.set_defaults(func=_stats)
+
+    lk = data.add_parser("leakage", help="fail if training videos, prompts or first frames occur in a benchmark's test split")
+    lk.add_argument("manifest", help="the training manifest")
+    lk.add_argument("--benchmark", action="append", required=True, help="benchmark name or YAML (repeatable)")
+    lk.add_argument("--allow", action="append", default=[], help="an allowed overlap: KIND, BENCHMARK or BENCHMARK:KIND")
+    lk.add_argument("--cache", default=".cache/leakage", help="where video fingerprints are cached")
+    lk.set_defaults(func=_leakage)
+
+
+def _prepare(args) -> int:
+    from . import ConversionError, prepare
+    from ..manifest import Manifest
+
+    opts = {}
+    for item in args.set:
+        if "=" not in item:
+            print(f"error: --set expects KEY=VALUE, got {item!r}", file=sys.stderr)
+            return 2
+        k, v = item.split("=", 1)
+        opts[k] = _value(v) if k not in ("videos", "csv", "split", "dim", "subset") else v
+    if args.magnitudes:
+        opts["magnitudes"] = args.magnitudes
+    try:
+        out = prepare(args.name, args.root, args.out, check_counts=not args.no_check_counts, **opts)
+    except (ConversionError, FileNotFoundError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    m = Manifest.load(out)
+    print(f"{args.name}: {len(m.videos)} videos, {len(m.pairs)} pairs -> {out} (report: {out / 'conversion_report.json'})")
+    return 0
+
+
+def _stats(args) -> int:
+    from ..manifest import Manifest
+    from .stats import plot_magnitude_maps, plot_stats, print_stats
+
+    m = Manifest.load(args.manifest)
+    print_stats(m)
+    plots = Path(args.plots) if args.plots else Path(args.manifest) / "stats"
+    files = plot_stats(m, plots)
+    if Path(args.maps).is_dir():
+        files.append(plot_magnitude_maps(Path(args.maps), plots))
+    print("plots: " + ", ".join(str(f) for f in files))
+    return 0
+
+
+def _leakage(args) -> int:
+    from ..manifest import Manifest
+    from .leakage import LeakageError, check_leakage
+
+    try:
+        found = check_leakage(Manifest.load(args.manifest), args.benchmark, allow=args.allow, cache_dir=args.cache)
+    except LeakageError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(f"no disallowed overlap ({len(found)} allowed)")
+    return 0

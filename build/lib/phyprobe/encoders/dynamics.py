@@ -1,0 +1,193 @@
+"""A self-supervised dynamics model as a frozen encoder: per-step next-step prediction errors.
+
+Order-free pooling (mean/std/max over time) cannot recover a trajectory, while next-step prediction is
+exactly what trajectories need (docs/results.md: the surprisal baseline on position-keeping features beat
+every order-free head). Here a small predictor learns, V-JEPA-style, to predict the next step of a frozen
+base encoder's features (``flow_stats`` by default) from the previous ``context`` steps, on plausible
+clips only; it is then frozen. Its per-step output is the absolute prediction error of every feature (in
+the base features' standardised units), optionally followed by the standardised base features, so the
+head gets order-aware evidence ("this step is not what the last ones predicted") through the unchanged
+pooling stack.
+
+A checkpoint is a directory: ``model.safetensors`` (predictor and standardisation), ``config.json``
+(base encoder name, options and fingerprint, context, hidden size, the clip spec it was fitted on) and
+``run_info.json`` (seed, config, code version), written by ``train_dynamics.py``.
+
+Time steps: the base's. The first ``context`` steps have no prediction and repeat the first error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import torch
+from safetensors.torch import load_file, save_file
+from torch import nn
+
+from ..runinfo import atomic_write_json
+from .base import FrozenEncoder, WeightsNotFoundError, from_config, register_encoder
+from .motion import pad_first
+
+FORMAT = "phyprobe-dynamics/1"
+DEFAULT_CHECKPOINT = ".cache/dynamics/flow_stats"  # where `python train_dynamics.py` writes by default
+DEFAULT_BASE = {"name": "flow_stats"}
+
+
+class NextStepPredictor(nn.Module):
+    """MLP from the ``context`` previous standardised steps to the next one, as a residual on the last."""
+
+    def __init__(self, dim: int, context: int = 3, hidden: int = 256):
+        super().__init__()
+        if context < 1 or hidden < 1:
+            raise ValueError(f"context and hidden must be >= 1, got context={context}, hidden={hidden}")
+        self.dim, self.context, self.hidden = dim, context, hidden
+        self.register_buffer("mean", torch.zeros(dim))
+        self.register_buffer("std", torch.ones(dim))
+        self.net = nn.Sequential(nn.Linear(context * dim, hidden), nn.GELU(), nn.Linear(hidden, hidden), nn.GELU(),
+                                 nn.Linear(hidden, dim))
+
+    def fit_standardisation(self, steps: torch.Tensor) -> None:
+        """Per-feature mean and std over (N, D) training steps; constant features get std 1."""
+        std = steps.std(0)
+        self.mean.copy_(steps.mean(0))
+        self.std.copy_(torch.where(std > 1e-6, std, torch.ones_like(std)))
+
+    def standardise(self, z: torch.Tensor) -> torch.Tensor:
+        return (z.float() - self.mean) / self.std
+
+    def errors(self, z: torch.Tensor) -> torch.Tensor:
+        """Signed prediction errors (B, T - context, D) of raw base features (B, T, D)."""
+        k = self.context
+        if z.shape[1] <= k:
+            raise ValueError(f"dynamics: {z.shape[1]} steps leave nothing to predict after a context of {k}")
+        s = self.standardise(z)
+        windows = s.unfold(1, k, 1)[:, :-1]  # (B, T-k, D, k): steps t-k .. t-1 for each target t
+        pred = s[:, k - 1 : -1] + self.net(windows.transpose(-1, -2).flatten(2))
+        return pred - s[:, k:]
+
+
+def fit_predictor(train: list[torch.Tensor], val: list[torch.Tensor], context: int = 3, hidden: int = 256,
+                  epochs: int = 200, lr: float = 1e-3, weight_decay: float = 1e-2, batch_size: int = 256,
+                  seed: int = 0) -> tuple[NextStepPredictor, list[dict]]:
+    """Fit on plausible (T, D) sequences with the L1 loss (V-JEPA's); the epoch with the lowest validation
+    loss is kept (training loss when there is no validation clip). Returns the predictor and the history."""
+    if not train:
+        raise ValueError("dynamics: no plausible training clips to fit the predictor on")
+    g = torch.Generator().manual_seed(seed)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = NextStepPredictor(train[0].shape[-1], context, hidden)
+    model.fit_standardisation(torch.cat([z.float() for z in train]))
+    tr, va = torch.stack([z.float() for z in train]), torch.stack([z.float() for z in val]) if val else None
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+    history, best, best_state = [], float("inf"), None
+    for epoch in range(epochs):
+        model.train()
+        perm = torch.randperm(len(tr), generator=g)
+        total = 0.0
+        for i in range(0, len(tr), batch_size):
+            loss = model.errors(tr[perm[i : i + batch_size]]).abs().mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += loss.item() * len(perm[i : i + batch_size])
+        model.eval()
+        with torch.no_grad():
+            val_loss = model.errors(va).abs().mean().item() if va is not None else total / len(tr)
+        history.append({"epoch": epoch, "train_l1": total / len(tr), "val_l1": val_loss})
+        if val_loss < best:
+            best, best_state = val_loss, {k: v.clone() for k, v in model.state_dict().items()}
+    model.load_state_dict(best_state)
+    return model.eval(), history
+
+
+def save_checkpoint(out_dir: str | Path, predictor: NextStepPredictor, base: FrozenEncoder, clip: dict, extra: dict | None = None) -> Path:
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = out / "model.safetensors.tmp"
+    save_file({k: v.detach().contiguous() for k, v in predictor.state_dict().items()}, str(tmp), metadata={"format": FORMAT})
+    tmp.replace(out / "model.safetensors")
+    atomic_write_json(out / "config.json", {
+        "format": FORMAT,
+        "base": {"name": base.name, "kwargs": base.factory_kwargs, "fingerprint": base.fingerprint()},
+        "feature_dim": predictor.dim, "context": predictor.context, "hidden": predictor.hidden,
+        "clip": clip, **(extra or {}),
+    })
+    return out
+
+
+def load_checkpoint(path: str | Path) -> tuple[FrozenEncoder, NextStepPredictor, str]:
+    """(base encoder, predictor, weights id) from a checkpoint directory; the base is rebuilt from the
+    registry and must have the fingerprint it was fitted with."""
+    path = Path(path)
+    cfg_file, weights = path / "config.json", path / "model.safetensors"
+    if not (cfg_file.is_file() and weights.is_file()):
+        raise WeightsNotFoundError(
+            f"dynamics: no checkpoint at {path} (needs model.safetensors and config.json). Train one on plausible "
+            f"clips with `python train_dynamics.py` (writes {DEFAULT_CHECKPOINT} by default; "
+            f"`paths.output_dir=<dir>` elsewhere) and pass its directory as checkpoint=<dir>")
+    cfg = json.loads(cfg_file.read_text())
+    if cfg.get("format") != FORMAT:
+        raise ValueError(f"{cfg_file}: unsupported dynamics checkpoint format {cfg.get('format')!r}, expected {FORMAT!r}")
+    base = from_config(cfg["base"]["name"], **cfg["base"]["kwargs"])
+    if base.fingerprint() != cfg["base"]["fingerprint"]:
+        raise ValueError(f"{cfg_file}: base encoder {base.name!r} rebuilt here differs from the one the predictor was "
+                         f"fitted on (fingerprint {base.fingerprint()} != {cfg['base']['fingerprint']})")
+    predictor = NextStepPredictor(cfg["feature_dim"], cfg["context"], cfg["hidden"])
+    predictor.load_state_dict(load_file(str(weights)))
+    return base, predictor, "sha256:" + hashlib.sha256(weights.read_bytes()).hexdigest()[:16]
+
+
+class DynamicsEncoder(FrozenEncoder):
+    def __init__(self, base: FrozenEncoder, predictor: NextStepPredictor, include_base: bool):
+        super().__init__()
+        self.base, self.predictor, self.include_base = base, predictor, include_base
+        self.preprocess = base.preprocess
+        self.frames_per_step = base.frames_per_step
+        self.feature_dim = base.feature_dim * (2 if include_base else 1)
+
+    def frames_for(self, num_frames: int) -> int:
+        return self.base.frames_for(num_frames)
+
+    def num_steps(self, num_frames: int) -> int:
+        return self.base.num_steps(num_frames)
+
+    def forward_features(self, clips: torch.Tensor) -> torch.Tensor:
+        z = self.base.forward_features(clips).float()
+        err = pad_first(self.predictor.errors(z).abs(), self.predictor.context)
+        return torch.cat([err, self.predictor.standardise(z)], dim=-1) if self.include_base else err
+
+
+@register_encoder("dynamics")
+def dynamics(checkpoint: str | None = DEFAULT_CHECKPOINT, include_base: bool = True, base: dict | None = None,
+             context: int = 3, hidden: int = 256) -> FrozenEncoder:
+    """Per step: |next-step prediction error| of the base features (D), then, with ``include_base``, the
+    standardised base features (D). ``checkpoint``: a directory written by ``train_dynamics.py``; None
+    builds a random-initialised (seeded) predictor over ``base`` ({"name": ..., **options}), for tests,
+    as ``weights=None`` does for the other entries. ``base``, ``context`` and ``hidden`` come from the
+    checkpoint when there is one."""
+    if checkpoint is not None:
+        if base is not None:
+            raise ValueError("dynamics: base comes from the checkpoint's config.json; pass base only with checkpoint=None")
+        base_enc, predictor, weights_id = load_checkpoint(checkpoint)
+    else:
+        spec = dict(base or DEFAULT_BASE)
+        base_enc = from_config(spec.pop("name"), **spec)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(0)
+            predictor = NextStepPredictor(base_enc.feature_dim, context, hidden)
+        weights_id = "random"
+    enc = DynamicsEncoder(base_enc, predictor.eval(), include_base)
+    enc.weights_id = weights_id
+    enc.options = {"base": base_enc.describe(), "context": predictor.context, "hidden": predictor.hidden,
+                   "include_base": include_base}
+    return enc
+
+
+def plausible_mask(videos) -> np.ndarray:
+    """Videos with no violation: ``is_real`` true and a zero magnitude (world plausible and quality-only
+    clips, unperturbed real footage)."""
+    return (videos["is_real"].astype(bool) & (videos["magnitude"].astype(float) == 0.0)).to_numpy()

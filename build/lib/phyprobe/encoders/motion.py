@@ -1,0 +1,209 @@
+"""Motion-aware frozen encoders: every violation in the world is a motion, and globally pooled
+ImageNet frame features barely see one (docs/results.md). Three classic ways to give a frozen image
+network motion, registered like any other backbone:
+
+- ``efficientnet_lite0_flow``: two streams (Simonyan & Zisserman 2014; TSN 2016). Dense optical flow
+  between consecutive sampled frames is rendered as an image (x, y and magnitude, clipped at
+  ``flow_bound`` and scaled into the CNN's input range, as TSN does) and passed through the same frozen
+  ImageNet EfficientNet-Lite0; its features are concatenated per step with the RGB stream's.
+- ``efficientnet_lite0_diff``: the same with frame differences instead of flow (TSN's RGB-diff).
+- ``flow_stats``: no CNN; a coarse grid of flow and trajectory statistics per step (magnitude,
+  direction histogram, divergence, curl, Lagrangian acceleration as in ``baseline=motion``).
+
+All take the preprocessed clip the RGB encoder takes (the preprocessing travels with the entry), and
+recover the uint8 frames from it for OpenCV, so extraction, the cache and the exported scorer treat
+them like any frame encoder.
+
+Time steps. A clip of T frames has T-1 flows (or differences): step t >= 1 holds the motion *into*
+frame t, from frame t-1. Step 0 has no motion of its own and repeats step 1, so features stay (T, D)
+with one step per frame: the pooling stack, the surprisal baseline and the dynamics model see T steps,
+and a repeated step changes neither max nor the step-to-step deltas. The Lagrangian acceleration needs
+two flows; it starts at step 2 and steps 0-1 repeat it the same way. Every statistic at step t uses
+frames <= t only (causal), which next-step prediction needs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from ..baselines.motion import EGO_MOTION, FLOW_METHODS, flows, gray, lagrangian_acceleration, remove_ego_motion, textured
+from .base import FrozenEncoder, register_encoder
+from .efficientnet import efficientnet_lite0
+from .preprocess import Preprocess
+
+DIRECTION_BINS = 8
+# Per grid cell: mean and max flow magnitude, magnitude-weighted direction histogram, mean divergence,
+# mean curl, mean and max |Lagrangian acceleration| on textured pixels.
+CELL_STATS = ("mag_mean", "mag_max", *(f"dir{i}" for i in range(DIRECTION_BINS)), "div", "curl", "acc_mean", "acc_max")
+
+
+def to_unit(clips: torch.Tensor, pre: Preprocess) -> torch.Tensor:
+    """Preprocessed clips (B, T, 3, H, W) back to RGB in [0, 1] (the preprocessing's inverse, after resizing)."""
+    mean = torch.tensor(pre.mean, device=clips.device).view(1, 1, 3, 1, 1)
+    std = torch.tensor(pre.std, device=clips.device).view(1, 1, 3, 1, 1)
+    lo, hi = pre.value_range
+    return ((clips.float() * std + mean) - lo) / (hi - lo)
+
+
+def to_uint8(clips: torch.Tensor, pre: Preprocess) -> np.ndarray:
+    """Preprocessed clips (B, T, 3, H, W) back to uint8 RGB (B, T, H, W, 3): what OpenCV's flow reads."""
+    return to_unit(clips, pre).mul(255).round().clamp(0, 255).to(torch.uint8).permute(0, 1, 3, 4, 2).cpu().numpy()
+
+
+def normalise_image(img01: torch.Tensor, pre: Preprocess) -> torch.Tensor:
+    """Images in [0, 1] (N, 3, H, W) into the CNN's input normalisation, as a frame would be."""
+    mean = torch.tensor(pre.mean).view(1, 3, 1, 1)
+    std = torch.tensor(pre.std).view(1, 3, 1, 1)
+    lo, hi = pre.value_range
+    return ((img01 * (hi - lo) + lo) - mean) / std
+
+
+def pad_first(steps: torch.Tensor, missing: int = 1) -> torch.Tensor:
+    """(B, T - missing, ...) -> (B, T, ...) by repeating the first step ``missing`` times."""
+    return torch.cat([steps[:, :1].expand(-1, missing, *steps.shape[2:]), steps], dim=1)
+
+
+def clip_flows(frames: np.ndarray, method: str) -> np.ndarray:
+    """(B, T-1, H, W, 2) flow of each clip in a (B, T, H, W, 3) uint8 batch."""
+    return np.stack([flows(c, method) for c in frames])
+
+
+def flow_images(flow: np.ndarray, bound: float) -> torch.Tensor:
+    """Flows (N, H, W, 2) in pixels -> images (N, 3, H, W) in [0, 1]: x and y mapped from [-bound, bound]
+    and the magnitude from [0, bound], each clipped (TSN's rendering, with magnitude as third channel)."""
+    f = torch.from_numpy(flow).permute(0, 3, 1, 2)
+    xy = (f / bound).clamp(-1, 1) * 0.5 + 0.5
+    mag = (f.norm(dim=1, keepdim=True) / bound).clamp(0, 1)
+    return torch.cat([xy, mag], dim=1)
+
+
+class TwoStreamEncoder(FrozenEncoder):
+    """RGB features of every frame, concatenated per step with the same CNN's features of a motion image."""
+
+    def __init__(self, rgb: FrozenEncoder, motion: str, flow_method: str = "farneback", flow_bound: float = 0.1):
+        super().__init__()
+        if motion not in ("flow", "diff"):
+            raise ValueError(f"two-stream motion must be 'flow' or 'diff', got {motion!r}")
+        if flow_method not in FLOW_METHODS:
+            raise ValueError(f"flow_method must be one of {FLOW_METHODS}, got {flow_method!r}")
+        if not flow_bound > 0:
+            raise ValueError(f"flow_bound must be > 0 (a fraction of the input size), got {flow_bound}")
+        self.rgb, self.motion = rgb, motion
+        self.flow_method, self.flow_bound = flow_method, flow_bound
+        self.preprocess = rgb.preprocess
+        self.feature_dim = 2 * rgb.feature_dim
+
+    def motion_images(self, clips: torch.Tensor) -> torch.Tensor:
+        """(B, T-1, 3, H, W) motion images, normalised like frames."""
+        b, t = clips.shape[:2]
+        pre = self.preprocess
+        if self.motion == "diff":  # signed difference in [-1, 1], mapped to [0, 1] with no change at 0.5
+            frames01 = to_unit(clips, pre).cpu()
+            img = ((frames01[:, 1:] - frames01[:, :-1]) * 0.5 + 0.5).flatten(0, 1)
+        else:
+            flow = clip_flows(to_uint8(clips, pre), self.flow_method)
+            img = flow_images(flow.reshape(-1, *flow.shape[2:]), self.flow_bound * max(pre.size))
+        return normalise_image(img, pre).view(b, t - 1, *clips.shape[2:])
+
+    def forward_features(self, clips: torch.Tensor) -> torch.Tensor:
+        if clips.shape[1] < 2:
+            raise ValueError(f"{self.name}: motion needs at least 2 frames per clip, got {clips.shape[1]}")
+        rgb = self.rgb.forward_features(clips)
+        mot = self.rgb.forward_features(self.motion_images(clips).to(clips.device, clips.dtype))
+        return torch.cat([rgb, pad_first(mot)], dim=-1)
+
+
+def _two_stream(motion: str, image_size: int, weights, spatial_pool: str, flow_method: str, flow_bound: float) -> FrozenEncoder:
+    rgb = efficientnet_lite0(image_size=image_size, weights=weights, spatial_pool=spatial_pool)
+    enc = TwoStreamEncoder(rgb, motion, flow_method, flow_bound)
+    enc.weights_id = rgb.weights_id
+    enc.options = {**rgb.options, "spatial_pool": spatial_pool, "motion": motion}
+    if motion == "flow":
+        enc.options.update(flow_method=flow_method, flow_bound=flow_bound)
+    return enc
+
+
+@register_encoder("efficientnet_lite0_flow")
+def efficientnet_lite0_flow(image_size: int = 160, weights: str | None = "package", spatial_pool: str = "max",
+                            flow_method: str = "farneback", flow_bound: float = 0.1) -> FrozenEncoder:
+    """Two-stream EfficientNet-Lite0: (T, 2560) = RGB (1280) ++ flow image (1280) per step.
+    ``flow_bound``: the flow (in fractions of the input side) that saturates the flow image."""
+    return _two_stream("flow", image_size, weights, spatial_pool, flow_method, flow_bound)
+
+
+@register_encoder("efficientnet_lite0_diff")
+def efficientnet_lite0_diff(image_size: int = 160, weights: str | None = "package", spatial_pool: str = "max") -> FrozenEncoder:
+    """EfficientNet-Lite0 on frames and on frame differences: (T, 2560) = RGB ++ difference per step."""
+    return _two_stream("diff", image_size, weights, spatial_pool, "farneback", 0.1)
+
+
+class FlowStatsEncoder(FrozenEncoder):
+    """A ``grid`` x ``grid`` map of :data:`CELL_STATS` per step: (T, grid² · 14), cell-major."""
+
+    def __init__(self, preprocess: Preprocess, grid: int, flow_method: str, edge_fraction: float, ego_motion: str = "none"):
+        super().__init__()
+        self.preprocess, self.grid = preprocess, grid
+        self.flow_method, self.edge_fraction, self.ego_motion = flow_method, edge_fraction, ego_motion
+        self.feature_dim = grid * grid * len(CELL_STATS)
+
+    def _maps(self, frames: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per-pixel maps of one clip: averaged ones (T-1, 12, H, W) and maxed ones (T-1, 2, H, W),
+        with flow in percent of the input side so the statistics do not grow with resolution."""
+        scale = 100.0 / max(self.preprocess.size)
+        px = flows(frames, self.flow_method)
+        if self.ego_motion == "affine":
+            px = remove_ego_motion(px)
+        f = px * scale
+        grays = gray(frames)
+        mag = np.linalg.norm(f, axis=-1)
+        ang = np.arctan2(f[..., 1], f[..., 0])
+        bins = ((ang + np.pi) / (2 * np.pi) * DIRECTION_BINS).astype(int) % DIRECTION_BINS
+        hist = np.stack([mag * (bins == k) for k in range(DIRECTION_BINS)], axis=1)
+        div = np.gradient(f[..., 0], axis=2) + np.gradient(f[..., 1], axis=1)
+        curl = np.gradient(f[..., 1], axis=2) - np.gradient(f[..., 0], axis=1)
+        acc = np.zeros_like(mag)
+        for t in range(1, len(f)):  # change of motion seen when frame t+1 arrives, on frame t-1's texture
+            a = np.linalg.norm(lagrangian_acceleration(px[t - 1], px[t]), axis=-1) * scale
+            acc[t] = a * textured(grays[t - 1], self.edge_fraction)
+        mean_maps = np.concatenate([mag[:, None], hist, div[:, None], curl[:, None], acc[:, None]], axis=1)
+        max_maps = np.stack([mag, acc], axis=1)
+        return torch.from_numpy(mean_maps).float(), torch.from_numpy(max_maps).float()
+
+    def forward_features(self, clips: torch.Tensor) -> torch.Tensor:
+        b, t = clips.shape[:2]
+        if t < 3:
+            raise ValueError(f"{self.name}: flow statistics need at least 3 frames per clip (two flows), got {t}")
+        out = []
+        for frames in to_uint8(clips, self.preprocess):
+            mean_maps, max_maps = self._maps(frames)
+            m = F.adaptive_avg_pool2d(mean_maps, self.grid)
+            x = F.adaptive_max_pool2d(max_maps, self.grid)
+            cell = torch.cat([m[:, :1], x[:, :1], m[:, 1:12], x[:, 1:]], dim=1)  # (T-1, 14, g, g), CELL_STATS order
+            cell[0, -2:] = cell[1, -2:]  # the first flow has no acceleration yet: it repeats the next step's
+            out.append(cell.flatten(2).transpose(1, 2).flatten(1))  # cell-major: (T-1, g² · 14)
+        return pad_first(torch.stack(out)).to(clips.device)
+
+
+@register_encoder("flow_stats")
+def flow_stats(image_size: int = 160, grid: int = 4, flow_method: str = "farneback", edge_fraction: float = 0.2,
+               ego_motion: str = "none") -> FrozenEncoder:
+    """Optical-flow and trajectory statistics on a ``grid`` x ``grid`` grid; no learned weights.
+    Frames are letterboxed to ``image_size`` like the embedded CNN's, so flow is measured at one scale.
+    ``ego_motion="affine"`` measures the bodies' motion relative to the view: each step's affine flow
+    field (a moving camera's) is removed first, so an orbit or a handheld shake is not read as motion."""
+    if grid < 1:
+        raise ValueError(f"flow_stats: grid must be >= 1, got {grid}")
+    if flow_method not in FLOW_METHODS:
+        raise ValueError(f"flow_stats: flow_method must be one of {FLOW_METHODS}, got {flow_method!r}")
+    if ego_motion not in EGO_MOTION:
+        raise ValueError(f"flow_stats: ego_motion must be one of {EGO_MOTION}, got {ego_motion!r}")
+    pre = Preprocess(size=(image_size, image_size), mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5), resize="letterbox")
+    enc = FlowStatsEncoder(pre, grid, flow_method, edge_fraction, ego_motion)
+    enc.weights_id = "none"
+    enc.options = {"image_size": image_size, "grid": grid, "flow_method": flow_method, "edge_fraction": edge_fraction,
+                   "cell_stats": list(CELL_STATS)}
+    if ego_motion != "none":  # absent when off, so the caches of existing runs keep their keys
+        enc.options["ego_motion"] = ego_motion
+    return enc

@@ -1,0 +1,90 @@
+"""Frame preprocessing that travels with an encoder's registry entry.
+
+Every encoder states its input size, how frames are fitted to it, the interpolation and the
+normalisation statistics. Nothing else in the code base re-derives them, so a scorer exported with
+one encoder is always fed exactly as that encoder was during training.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+RESIZE_MODES = ("letterbox", "squash", "crop")
+# What ``preprocess="official"`` means for encoders whose official transform centre-crops.
+PREPROCESS_CHOICES = ("letterbox", "official")
+
+
+@dataclass(frozen=True)
+class Preprocess:
+    """uint8 RGB frames (T, H, W, 3) -> float tensor (T, 3, size[0], size[1]).
+
+    ``letterbox`` scales the frame to fit inside ``size`` with its aspect ratio kept and pads the
+    rest with the mean colour (0 after normalisation): nothing is cropped away, so a violation at
+    the frame edge is still seen. ``squash`` resizes to ``size`` regardless of aspect ratio — the
+    official recipe of some encoders (Perception Encoder), kept because features depend on it.
+    ``crop`` resizes the short side to fit and centre-crops the rest away — the official eval
+    transform of V-JEPA 2 and CLIP, offered for comparison (a 16:9 frame loses 44% to it).
+    """
+
+    size: tuple[int, int]
+    mean: tuple[float, float, float]
+    std: tuple[float, float, float]
+    resize: str = "letterbox"
+    interpolation: str = "bilinear"
+    value_range: tuple[float, float] = (0.0, 1.0)
+
+    def __post_init__(self):
+        if self.resize not in RESIZE_MODES:
+            raise ValueError(f"Preprocess.resize must be one of {RESIZE_MODES}, got {self.resize!r}")
+        object.__setattr__(self, "size", tuple(int(s) for s in self.size))
+        object.__setattr__(self, "mean", tuple(float(s) for s in self.mean))
+        object.__setattr__(self, "std", tuple(float(s) for s in self.std))
+        object.__setattr__(self, "value_range", tuple(float(s) for s in self.value_range))
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Preprocess":
+        return cls(**d)
+
+    def fit_box(self, h: int, w: int) -> tuple[int, int]:
+        """Size (h, w) of the resized content inside the output frame."""
+        th, tw = self.size
+        if self.resize == "squash":
+            return th, tw
+        if self.resize == "crop":
+            scale = max(th / h, tw / w)
+            return max(th, round(h * scale)), max(tw, round(w * scale))
+        scale = min(th / h, tw / w)
+        return max(1, min(th, round(h * scale))), max(1, min(tw, round(w * scale)))
+
+    def __call__(self, frames: np.ndarray | torch.Tensor) -> torch.Tensor:
+        x = torch.as_tensor(np.ascontiguousarray(frames) if isinstance(frames, np.ndarray) else frames)
+        if x.ndim != 4 or x.shape[-1] != 3:
+            raise ValueError(f"expected frames of shape (T, H, W, 3), got {tuple(x.shape)}")
+        x = x.permute(0, 3, 1, 2).float().div_(255.0)
+        lo, hi = self.value_range
+        if (lo, hi) != (0.0, 1.0):
+            x = x * (hi - lo) + lo
+        h, w = x.shape[-2:]
+        ch, cw = self.fit_box(h, w)
+        if (ch, cw) != (h, w):
+            mode = self.interpolation
+            x = F.interpolate(x, size=(ch, cw), mode=mode, antialias=mode in ("bilinear", "bicubic"), align_corners=False)
+        mean = torch.tensor(self.mean).view(1, 3, 1, 1)
+        std = torch.tensor(self.std).view(1, 3, 1, 1)
+        x = (x - mean) / std
+        th, tw = self.size
+        if self.resize == "crop" and (ch, cw) != (th, tw):
+            top, left = (ch - th) // 2, (cw - tw) // 2
+            x = x[..., top : top + th, left : left + tw]
+        elif (ch, cw) != (th, tw):
+            top, left = (th - ch) // 2, (tw - cw) // 2
+            x = F.pad(x, (left, tw - cw - left, top, th - ch - top), value=0.0)
+        return x.contiguous()

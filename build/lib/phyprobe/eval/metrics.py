@@ -1,0 +1,271 @@
+"""Every number the evaluation reports, each with its tie rule stated, plus the bootstrap that puts an
+interval on it.
+
+Conventions shared by all functions here:
+
+- scores are *violation* scores: higher = more physically violating (flip external evaluators first,
+  see ``phyprobe.eval.external``);
+- a pair label is P(a more violating than b) as in the manifest; 0.5 is a human tie;
+- a metric that is undefined on its input (no pairs, one class, constant scores) returns ``nan``
+  rather than raising, so a bootstrap resample that happens to be degenerate is simply left out.
+
+Where a library computes the figure (``scipy.stats``, ``sklearn.metrics``) it is used as is; only the
+benchmark-specific accuracies (VideoAlign / MonetBench tie calibration, PID's F1 with its 1e-7
+terms) are written out, because no library has them.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping
+
+import numpy as np
+from scipy import stats
+from sklearn.metrics import roc_auc_score
+
+# ---------------------------------------------------------------------------------------------
+# pairwise accuracy
+
+
+def pairwise_accuracy(score_a, score_b, label, tie_credit: float = 0.5) -> float:
+    """Share of pairs whose score order agrees with the human order.
+
+    Pairs labelled exactly 0.5 carry no order and are skipped (use the VideoAlign / MonetBench
+    tie-calibrated accuracy to score them). An exact model tie (``s_a == s_b``) on an ordered pair
+    earns ``tie_credit``: 0.5 by default, so a constant scorer lands at chance instead of at 0 %
+    (VideoAlign's convention, ``accuracy_without_ties``) or 100 %. Pass 0.0 to get the strict
+    ``mean[s(violating) > s(other)]`` that ImplausiBench-style reports use.
+    """
+    sa, sb, y = (np.asarray(x, dtype=float) for x in (score_a, score_b, label))
+    keep = y != 0.5
+    if not keep.any():
+        return float("nan")
+    d = (sa - sb)[keep] * np.sign(y[keep] - 0.5)
+    return float(np.mean(np.where(d > 0, 1.0, np.where(d == 0, tie_credit, 0.0))))
+
+
+# ---------------------------------------------------------------------------------------------
+# VideoAlign / MonetBench (formats.md §5.1, §5.2)
+
+
+def human_preference(label) -> np.ndarray:
+    """Manifest label -> VideoAlign ``h``: +1 when a is more violating, -1 when b is, 0 for a tie.
+
+    With ``m = s_a - s_b`` the sign convention of ``h`` and ``m`` agrees, so ``h * m > 0`` means the
+    model orders the pair like the humans, exactly as ``reward_A - reward_B`` against A/B/same.
+    """
+    return np.sign(np.asarray(label, dtype=float) - 0.5)
+
+
+def suff_stats(h, m, eps: float) -> dict[str, int]:
+    """Deutsch et al. (2023) contingency counts at model-tie threshold ``eps`` (formats.md §5.1).
+
+    Thm: both tie (h == 0, |m| <= eps); Th: human tie only; Tm: model tie only; C: same order;
+    D: everything else — including an exact model tie ``m == 0`` when ``eps < 0``.
+    """
+    h, m = np.asarray(h, dtype=float), np.asarray(m, dtype=float)
+    htie, mtie = h == 0, np.abs(m) <= eps
+    return {
+        "C": int(np.sum(~htie & ~mtie & (h * m > 0))),
+        "D": int(np.sum(~htie & ~mtie & ~(h * m > 0))),
+        "Th": int(np.sum(htie & ~mtie)),
+        "Tm": int(np.sum(~htie & mtie)),
+        "Thm": int(np.sum(htie & mtie)),
+    }
+
+
+def accuracy_without_ties(h, m) -> float:
+    """VideoAlign "w/o ties" and MonetBench diff** (formats.md §5.1/§5.2): C / (C + D) over pairs
+    with a human preference; an exact model tie counts as D (``suff_stats(h, m, -1)``)."""
+    s = suff_stats(h, m, -1.0)
+    n = s["C"] + s["D"]
+    return s["C"] / n if n else float("nan")
+
+
+def tie_calibrated_accuracy(h, m) -> float:
+    """VideoAlign "w/ ties" and MonetBench tau* (Deutsch et al. 2023, Alg. 1; formats.md §5.1).
+
+    Replicates ``calc_accuracy_with_ties`` of KwaiVGI/VideoAlign exactly: pairs are stable-sorted by
+    |m|, then moved into the model-tie column *one at a time* (pairs with equal |m| are not moved
+    together), and after each move acc = (C + Thm) / N is evaluated; the result is the maximum of these
+    N prefix states. The state with no model tie at all is never evaluated. The reference loop only
+    ever adds the moved pair to the tie column, so prefix k has the first k sorted pairs as model ties
+    and the rest classified as at eps = -1; this is that loop written with cumulative sums.
+    """
+    h, m = np.asarray(h, dtype=float), np.asarray(m, dtype=float)
+    n = len(h)
+    if n == 0:
+        return float("nan")
+    order = np.argsort(np.abs(m), kind="stable")
+    h, m = h[order], m[order]
+    correct = ((h != 0) & (h * m > 0)).astype(int)
+    both_tie = (h == 0).astype(int)
+    # after moving the first k pairs (k = 1..n): C among pairs k..n-1, Thm among pairs 0..k-1
+    c_rest = np.sum(correct) - np.cumsum(correct)
+    thm = np.cumsum(both_tie)
+    return float(np.max((c_rest + thm) / n))
+
+
+def tie_calibrated_accuracy_deutsch(h, m) -> float:
+    """Tie-calibrated accuracy as Deutsch et al. (2023) define it (google-research/mt-metrics-eval,
+    ``tau_optimization`` with ``acc_23``): the maximum of acc = (C + Thm) / N over the model-tie
+    thresholds eps = 0 (no tie added: only exact model ties m == 0) and every distinct |m|, all
+    pairs with |m| <= eps being model ties together.
+
+    Differs from :func:`tie_calibrated_accuracy` (VideoAlign's loop) in two ways: the no-tie state
+    is a candidate, and pairs with equal |m| always change side together, so the result does not
+    depend on the order of the pairs.
+    """
+    h, m = np.asarray(h, dtype=float), np.asarray(m, dtype=float)
+    n = len(h)
+    if n == 0:
+        return float("nan")
+    a = np.abs(m)
+    order = np.argsort(a, kind="stable")
+    a, h, m = a[order], h[order], m[order]
+    correct = ((h != 0) & (h * m > 0)).astype(int)
+    both_tie = (h == 0).astype(int)
+    # thresholds: 0 and each distinct |m|; the model ties at eps are the sorted prefix a <= eps
+    eps = np.unique(np.concatenate([[0.0], a]))
+    k = np.searchsorted(a, eps, side="right")  # number of model ties at each eps
+    c_cum = np.concatenate([[0], np.cumsum(correct)])
+    thm_cum = np.concatenate([[0], np.cumsum(both_tie)])
+    acc = (c_cum[-1] - c_cum[k] + thm_cum[k]) / n
+    return float(np.max(acc))
+
+
+TIE_CALIBRATIONS = {"videoalign": tie_calibrated_accuracy, "deutsch": tie_calibrated_accuracy_deutsch}
+
+
+# ---------------------------------------------------------------------------------------------
+# correlations, AUROC, PID
+
+
+def _correlation(fn, x, y) -> float:
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if len(x) < 2:
+        return float("nan")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", stats.ConstantInputWarning)
+        return float(fn(x, y).statistic)
+
+
+def spearman(x, y) -> float:
+    """``scipy.stats.spearmanr`` (average ranks for ties); reported x1, not the x100 of VideoScore2."""
+    return _correlation(stats.spearmanr, x, y)
+
+
+def pearson(x, y) -> float:
+    """``scipy.stats.pearsonr``; nan for constant input."""
+    return _correlation(stats.pearsonr, x, y)
+
+
+def kendall(x, y) -> float:
+    """``scipy.stats.kendalltau`` tau-b, which corrects for ties in either variable."""
+    return _correlation(stats.kendalltau, x, y)
+
+
+def auroc(is_violating, score) -> float:
+    """``sklearn.metrics.roc_auc_score`` with violating videos as the positive class; a score tie
+    between a positive and a negative counts 0.5. nan when only one class is present."""
+    y = np.asarray(is_violating, dtype=int)
+    if len(np.unique(y)) < 2:
+        return float("nan")
+    return float(roc_auc_score(y, np.asarray(score, dtype=float)))
+
+
+def pid_metrics(is_plausible, score, threshold: float = 0.5) -> dict[str, float]:
+    """PhyDetEx's binary figures (formats.md §3) from a violation score and a threshold.
+
+    A video is *called plausible* iff ``score < threshold`` (a score exactly at the threshold is
+    called implausible). F1 takes plausible as the positive class with the official 1e-7 terms:
+    TP = correct plausible, FN = N_pos - TP, FP = implausible videos called plausible.
+    """
+    pos = np.asarray(is_plausible, dtype=bool)
+    called_pos = np.asarray(score, dtype=float) < threshold
+    n_pos, n_neg = int(pos.sum()), int((~pos).sum())
+    tp = int(np.sum(pos & called_pos))
+    tn = int(np.sum(~pos & ~called_pos))
+    fn, fp = n_pos - tp, n_neg - tn
+    p = tp / (tp + fp + 1e-7)
+    r = tp / (tp + fn + 1e-7)
+    return {
+        "acc_real": tp / n_pos if n_pos else float("nan"),
+        "acc_implausible": tn / n_neg if n_neg else float("nan"),
+        "accuracy": (tp + tn) / (n_pos + n_neg) if n_pos + n_neg else float("nan"),
+        "precision": p,
+        "recall": r,
+        "f1": 2 * p * r / (p + r + 1e-7),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# score range
+
+
+PERCENTILES = (0, 1, 5, 25, 50, 75, 95, 99, 100)
+
+
+def score_range(raw_scores) -> dict[str, float]:
+    """Where raw (unclipped) scores fall: percentiles and the share outside [0, 1].
+
+    Reported because clip(s, 0, 1) hides exactly the failure the paper's ablations show — without
+    L_mag or L_cal the range explodes while ranking looks fine.
+    """
+    s = np.asarray(raw_scores, dtype=float)
+    if len(s) == 0:
+        return {**{f"p{q}": float("nan") for q in PERCENTILES},
+                "share_below_0": float("nan"), "share_above_1": float("nan"), "share_outside_01": float("nan")}
+    out = {f"p{q}": float(v) for q, v in zip(PERCENTILES, np.percentile(s, PERCENTILES))}
+    out["share_below_0"] = float(np.mean(s < 0))
+    out["share_above_1"] = float(np.mean(s > 1))
+    out["share_outside_01"] = float(np.mean((s < 0) | (s > 1)))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# bootstrap
+
+
+def _json_float(x: float) -> float | None:
+    return None if x is None or not np.isfinite(x) else float(x)
+
+
+def bootstrap_ci(
+    fn: Callable[..., float | Mapping[str, float]],
+    *arrays,
+    n_boot: int = 1000,
+    seed: int = 0,
+    alpha: float = 0.05,
+) -> dict:
+    """Percentile bootstrap interval for ``fn(*arrays)``, resampling the rows of all arrays together.
+
+    A row is the unit the benchmark samples: a pair for pairwise metrics, a video for correlations,
+    AUROC and score statistics — so the caller passes per-pair or per-video arrays accordingly.
+    Returns ``{value, low, high, n}`` (``None`` where undefined, so the result is JSON-able); if ``fn``
+    returns a mapping of several figures computed from the same rows, returns one such dict per key,
+    all from the same resamples. Degenerate resamples (``fn`` gives nan) are left out of the
+    percentiles.
+    """
+    arrays = [np.asarray(a) for a in arrays]
+    n = len(arrays[0]) if arrays else 0
+    if any(len(a) != n for a in arrays):
+        raise ValueError(f"bootstrap_ci: arrays differ in length: {[len(a) for a in arrays]}")
+    value = fn(*arrays)  # every metric here accepts empty input, so the keys are known even then
+    keys = list(value) if isinstance(value, Mapping) else None
+    samples: list = []
+    if n:
+        rng = np.random.default_rng(seed)
+        for _ in range(n_boot):
+            idx = rng.integers(0, n, size=n)
+            samples.append(fn(*(a[idx] for a in arrays)))
+
+    def summarise(v: float, boots: list[float]) -> dict:
+        b = np.asarray(boots, dtype=float)
+        b = b[np.isfinite(b)]
+        lo, hi = np.percentile(b, [100 * alpha / 2, 100 * (1 - alpha / 2)]) if len(b) else (np.nan, np.nan)
+        return {"value": _json_float(v) if n else None, "low": _json_float(lo), "high": _json_float(hi), "n": int(n)}
+
+    if keys is None:
+        return summarise(value, samples)
+    return {k: summarise(value[k], [s[k] for s in samples]) for k in keys}

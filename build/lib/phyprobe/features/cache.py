@@ -1,0 +1,261 @@
+"""On-disk feature cache: per-video (T', D) encoder features in webdataset tar shards.
+
+The encoder is frozen and costs almost all of the compute, so features are computed once and keyed
+by everything that changes them (the encoder's ``describe()``: name, weights, layer, input size,
+resize mode; the clip spec; the storage dtype) plus the manifest they belong to. Pooling, loss, head
+and λ ablations then never touch a video.
+
+Layout of one cache directory::
+
+    spec.json                         what the key was made from
+    shard-r00-000000.tar              webdataset shard: <key>.feats.npy, <key>.times.npy, <key>.json
+    shard-r00-000000.ids.json         ids in that shard (written before the tar is renamed into place)
+    failures-r00.jsonl                videos that could not be decoded, with the reason
+    content-r00.jsonl                 sha256 of each published video's file, so equal bytes are encoded once
+    lock-r00                          held (flock) by the process writing rank 0's shards
+
+A shard becomes visible only by an atomic rename once complete, so a killed extraction leaves no
+half shard and a rerun re-extracts exactly the videos that are missing. The ``.tar.tmp`` a killed
+writer leaves behind is deleted by the next writer of that rank, which holds the rank's lock and so
+knows nobody else is still writing it. Shards are plain (uncompressed) tars, which lets
+:mod:`.table` read any one video's features in place with a single ``pread``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import re
+import stat
+import time
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+import torch
+import webdataset as wds
+
+from ..io.video import ClipSpec
+
+log = logging.getLogger(__name__)
+
+
+def cache_key(encoder_desc: dict, clip: ClipSpec, dtype: str, manifest_root: str | os.PathLike) -> str:
+    blob = json.dumps(
+        {"encoder": encoder_desc, "clip": clip.to_dict(), "dtype": dtype, "manifest": str(Path(manifest_root).resolve())},
+        sort_keys=True,
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def sample_key(video_id: str) -> str:
+    """A webdataset-safe key (no dots or slashes), unique per id."""
+    safe = re.sub(r"[^A-Za-z0-9_-]", "_", video_id)[:80]
+    return f"{safe}-{hashlib.sha1(video_id.encode()).hexdigest()[:10]}"
+
+
+class FeatureCache:
+    def __init__(self, root: str | os.PathLike, encoder_desc: dict, clip: ClipSpec, manifest_root: str | os.PathLike, dtype: str = "float16"):
+        if dtype not in ("float16", "float32"):
+            raise ValueError(f"feature cache dtype must be float16 or float32, got {dtype!r}")
+        self.dtype = dtype
+        self.key = cache_key(encoder_desc, clip, dtype, manifest_root)
+        self.dir = Path(root) / f"{encoder_desc['name']}-{self.key}"
+        self.spec = {"encoder": encoder_desc, "clip": clip.to_dict(), "dtype": dtype, "manifest": str(Path(manifest_root).resolve())}
+
+    def prepare(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        spec_file = self.dir / "spec.json"
+        if not spec_file.exists():
+            _atomic_write_text(spec_file, json.dumps(self.spec, indent=2, sort_keys=True))
+
+    def shards(self) -> list[Path]:
+        return published_shards(self.dir)
+
+    def done_ids(self) -> set[str]:
+        done: set[str] = set()
+        for tar in self.shards():
+            done.update(json.loads(tar.with_suffix(".ids.json").read_text()))
+        return done
+
+    def failures(self) -> dict[str, dict]:
+        """id -> {path, reason, stat} for every video that failed to decode (latest record wins)."""
+        out: dict[str, dict] = {}
+        for f in sorted(self.dir.glob("failures-*.jsonl")):
+            for line in f.read_text().splitlines():
+                if line.strip():
+                    r = json.loads(line)
+                    out[r["id"]] = r
+        return out
+
+    def known_failures(self, paths: dict[str, Path]) -> set[str]:
+        """Ids whose recorded failure still holds: the file is unchanged (or still missing) since.
+
+        A warm run must decode nothing, so a corrupt file is not retried on every run; replacing
+        the file (new size or mtime) makes it eligible again.
+        """
+        return {vid for vid, r in self.failures().items() if vid in paths and r.get("stat", False) == file_stat(paths[vid])}
+
+    def content_index(self) -> dict[str, str]:
+        """sha256 of a file's bytes -> a published id with those bytes."""
+        done = self.done_ids()
+        out: dict[str, str] = {}
+        for f in sorted(self.dir.glob("content-*.jsonl")):
+            for line in f.read_text().splitlines():
+                if line.strip():
+                    r = json.loads(line)
+                    if r["id"] in done:
+                        out.setdefault(r["sha256"], r["id"])
+        return out
+
+    def writer(self, rank: int = 0, shard_size: int = 256, flush_seconds: float | None = None) -> "ShardWriter":
+        self.prepare()
+        return ShardWriter(self.dir, rank, shard_size, self.dtype, flush_seconds)
+
+    def iter_samples(self, shards: Iterable[Path] | None = None) -> Iterable[dict]:
+        """Stream samples shard by shard: memory stays flat however large the cache is."""
+        urls = [str(p) for p in (self.shards() if shards is None else shards)]
+        if not urls:
+            return
+        ds = wds.WebDataset(urls, shardshuffle=False, empty_check=False).decode()
+        for s in ds:
+            meta = s["json"]
+            yield {"id": meta["id"], "feats": s["feats.npy"], "times": s["times.npy"]}
+
+    def load(self, ids: Iterable[str] | None = None) -> dict[str, np.ndarray]:
+        """Features of the given ids (all if None) in memory, as stored (fp16 by default)."""
+        want = None if ids is None else set(ids)
+        out: dict[str, np.ndarray] = {}
+        for s in self.iter_samples():
+            if want is None or s["id"] in want:
+                out[s["id"]] = s["feats"]
+        return out
+
+
+def published_shards(directory: Path) -> list[Path]:
+    """Complete shards (tar and id list both present), in name order."""
+    return sorted(p for p in directory.glob("shard-*.tar") if p.with_suffix(".ids.json").exists())
+
+
+def content_hash(path: Path) -> str | None:
+    """sha256 of a regular file's bytes; None for anything else (a FIFO would block the read) or a
+    file that cannot be read — decoding then says why."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        with open(path, "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
+    except OSError:
+        return None
+
+
+def file_stat(path: Path) -> list[int] | None:
+    """(size, mtime_ns) of a file, None if it is missing: enough to notice it was replaced."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns]
+
+
+class ShardWriter:
+    """Writes samples for one rank into size-capped shards, each published atomically.
+
+    The writer holds the rank's lock for its lifetime. Ids already published (by an earlier run,
+    or by a concurrent job that got the lock first) are not written again, so every id lives in
+    exactly one shard. A shard is also published once ``flush_seconds`` have passed since its first
+    sample, so a kill never loses more than that, however small the job.
+    """
+
+    def __init__(self, directory: Path, rank: int, shard_size: int, dtype: str, flush_seconds: float | None = None):
+        if shard_size < 1:
+            raise ValueError(f"shard_size must be >= 1, got {shard_size}")
+        self.dir, self.rank, self.shard_size, self.dtype = directory, rank, shard_size, dtype
+        self.flush_seconds = flush_seconds
+        self._opened = 0.0
+        self._content: list[dict] = []
+        self._lock = open(directory / f"lock-r{rank:02d}", "a")
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log.warning("another process is writing rank %d shards of %s; waiting for it", rank, directory)
+            fcntl.flock(self._lock, fcntl.LOCK_EX)
+        self._remove_leftovers()
+        mine = [p for p in published_shards(directory) if p.name.startswith(f"shard-r{rank:02d}-")]
+        self._seq = 1 + max((int(p.name.split("-")[2][:6]) for p in mine), default=-1)
+        self._published = {v for p in published_shards(directory) for v in json.loads(p.with_suffix(".ids.json").read_text())}
+        self._sink: wds.TarWriter | None = None
+        self._ids: list[str] = []
+        self._failures = open(directory / f"failures-r{rank:02d}.jsonl", "a", encoding="utf-8")
+
+    def _remove_leftovers(self) -> None:
+        """What a killed writer of this rank left: a half-written tar, or an id list whose tar never landed."""
+        prefix = f"shard-r{self.rank:02d}-"
+        for p in self.dir.glob(prefix + "*.tmp"):
+            log.info("removing %s left by an interrupted extraction", p.name)
+            p.unlink()
+        for ids in self.dir.glob(prefix + "*.ids.json"):
+            if not ids.with_name(ids.name.replace(".ids.json", ".tar")).exists():
+                ids.unlink()
+
+    def _path(self) -> Path:
+        return self.dir / f"shard-r{self.rank:02d}-{self._seq:06d}.tar"
+
+    def write(self, video_id: str, feats: torch.Tensor | np.ndarray, times: np.ndarray, content: str | None = None) -> None:
+        """``content``: sha256 of the video file, recorded so the same bytes are never encoded twice."""
+        if video_id in self._published:
+            return
+        if self._sink is None:
+            self._sink = wds.TarWriter(str(self._path()) + ".tmp")
+            self._opened = time.monotonic()
+        arr = feats.detach().float().cpu().numpy() if isinstance(feats, torch.Tensor) else np.asarray(feats)
+        self._sink.write(
+            {
+                "__key__": sample_key(video_id),
+                "feats.npy": arr.astype(self.dtype),
+                "times.npy": np.asarray(times, dtype=np.float32),
+                "json": {"id": video_id},
+            }
+        )
+        self._ids.append(video_id)
+        self._published.add(video_id)
+        if content is not None:
+            self._content.append({"id": video_id, "sha256": content})
+        late = self.flush_seconds is not None and time.monotonic() - self._opened >= self.flush_seconds
+        if len(self._ids) >= self.shard_size or late:
+            self.flush()
+
+    def fail(self, video_id: str, path: str, reason: str) -> None:
+        record = {"id": video_id, "path": path, "reason": reason, "stat": file_stat(Path(path))}
+        self._failures.write(json.dumps(record) + "\n")
+        self._failures.flush()
+
+    def flush(self) -> None:
+        if self._sink is None:
+            return
+        self._sink.close()
+        final = self._path()
+        _atomic_write_text(final.with_suffix(".ids.json"), json.dumps(self._ids))
+        os.replace(str(final) + ".tmp", final)
+        if self._content:
+            with open(self.dir / f"content-r{self.rank:02d}.jsonl", "a", encoding="utf-8") as f:
+                f.write("".join(json.dumps(r) + "\n" for r in self._content))
+        self._sink, self._ids, self._content = None, [], []
+        self._seq += 1
+
+    def close(self) -> None:
+        self.flush()
+        self._failures.close()
+        self._lock.close()  # releases the flock
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    """Temp file + rename; the temp name is per process because DDP ranks write spec.json together."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+

@@ -1,0 +1,285 @@
+"""Encode every video of a manifest once, into the feature cache.
+
+Runs through Lightning's ``Trainer.predict`` so that the same code extracts on one CPU, N GPUs or N
+nodes (DDP; each rank writes its own shards). Decoding and preprocessing happen in DataLoader
+workers, overlapped with the encoder; frames of several videos are batched into one forward pass.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+
+import lightning as L
+import torch
+from lightning.pytorch.callbacks import BasePredictionWriter
+from torch.utils.data import DataLoader, Dataset
+
+from ..data.manifest import Manifest
+from ..encoders import FrozenEncoder
+from ..errors import UserError, user_error_line
+from ..io.video import ClipSpec, VideoDecodeError
+from .cache import FeatureCache, content_hash
+
+log = logging.getLogger(__name__)
+
+
+class ClipDataset(Dataset):
+    """(id, path) -> preprocessed clip, or the reason it could not be read (never a silent drop)."""
+
+    def __init__(self, items: list[tuple[str, Path]], clip: ClipSpec, encoder: FrozenEncoder):
+        self.items = items
+        self.clip = clip
+        self.read_clip = encoder.read_clip
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, i: int) -> dict:
+        vid, path = self.items[i]
+        try:
+            frames, c = self.read_clip(path, self.clip)
+            return {"id": vid, "path": str(path), "frames": frames, "times": torch.from_numpy(c.timestamps)}
+        except VideoDecodeError as e:
+            return {"id": vid, "path": str(path), "error": e.reason}
+
+
+def collate_clips(batch: list[dict]) -> dict:
+    ok = [b for b in batch if "error" not in b]
+    return {
+        "ids": [b["id"] for b in ok],
+        "frames": torch.stack([b["frames"] for b in ok]) if ok else None,
+        "times": [b["times"] for b in ok],
+        "failed": [(b["id"], b["path"], b["error"]) for b in batch if "error" in b],
+    }
+
+
+def _worker_init(_):
+    torch.set_num_threads(1)  # decode workers must not fight the encoder for cores
+
+
+def default_encoder_threads(num_workers: int, processes: int = 1) -> int:
+    """CPU threads for the encoder: the cores each process has left once its decode workers have one
+    (never more than torch is already allowed, e.g. by OMP_NUM_THREADS).
+
+    OpenMP threads that share cores with busy decode workers (or each other) wait at every
+    barrier; on a small CPU oversubscription costs far more than the idle core it would fill.
+    """
+    return max(1, min(torch.get_num_threads(), len(os.sched_getaffinity(0)) // processes - num_workers))
+
+
+class ExtractionModule(L.LightningModule):
+    def __init__(self, encoder: FrozenEncoder, autocast_dtype: str | None = "auto", cpu_threads: int | None = None):
+        super().__init__()
+        self.encoder = encoder
+        self.autocast_dtype = autocast_dtype
+        self.cpu_threads = cpu_threads
+        self._threads_before = None
+
+    def on_predict_start(self) -> None:
+        if self.device.type == "cpu" and self.cpu_threads:  # set in each rank: spawned ranks start fresh
+            self._threads_before = torch.get_num_threads()
+            torch.set_num_threads(self.cpu_threads)
+
+    def on_predict_end(self) -> None:
+        if self._threads_before:
+            torch.set_num_threads(self._threads_before)
+
+    def predict_step(self, batch: dict, batch_idx: int) -> dict:
+        if batch["frames"] is None:
+            return {**batch, "feats": None}
+        x = batch["frames"]
+        use_amp = self.device.type == "cuda" and self.autocast_dtype is not None
+        dtype = torch.bfloat16 if self.autocast_dtype in ("auto", "bf16", "bfloat16") else torch.float16
+        with torch.autocast(self.device.type, dtype=dtype, enabled=use_amp):
+            feats = self.encoder(x)
+        return {**batch, "feats": feats.float().cpu()}  # one device->host copy per batch, not per video
+
+
+class ShardWriterCallback(BasePredictionWriter):
+    """Each rank streams its predictions into its own shards as batches finish.
+
+    ``copies``: id -> (id, path, content hash) of every video with the same bytes, which get the
+    same features (or the same failure) without being decoded again.
+    """
+
+    def __init__(self, cache: FeatureCache, shard_size: int = 256, copies: dict[str, list[tuple[str, str, str | None]]] | None = None,
+                 flush_seconds: float = 30.0):
+        super().__init__(write_interval="batch")
+        self.cache, self.shard_size, self.flush_seconds = cache, shard_size, flush_seconds
+        self.copies = copies or {}
+        self._writer = None
+        self.num_written = 0
+        self.num_failed = 0
+
+    def on_predict_start(self, trainer, pl_module):
+        self._writer = self.cache.writer(rank=trainer.global_rank, shard_size=self.shard_size, flush_seconds=self.flush_seconds)
+
+    def write_on_batch_end(self, trainer, pl_module, prediction, batch_indices, batch, batch_idx, dataloader_idx=0):
+        for vid, path, reason in prediction["failed"]:
+            for cid, cpath, _ in self.copies[vid]:
+                self._writer.fail(cid, cpath, reason)
+                self.num_failed += 1
+            log.warning("could not read %s (%s): %s", vid, path, reason)
+        if prediction["feats"] is not None:
+            for vid, f, t in zip(prediction["ids"], prediction["feats"], prediction["times"]):
+                for cid, _, digest in self.copies[vid]:
+                    self._writer.write(cid, f, t.numpy(), content=digest)
+                    self.num_written += 1
+
+    def on_predict_end(self, trainer, pl_module):
+        self._writer.close()
+
+
+def extract_features(
+    manifest: Manifest,
+    encoder: FrozenEncoder,
+    clip: ClipSpec,
+    cache_root: str | Path,
+    dtype: str = "float16",
+    batch_size: int = 8,
+    num_workers: int | str = "auto",
+    shard_size: int = 256,
+    trainer_kwargs: dict | None = None,
+    encoder_threads: int | None = None,
+    flush_seconds: float = 30.0,
+) -> FeatureCache:
+    """Fill the cache for every video of ``manifest`` not already in it; returns the cache.
+
+    ``num_workers="auto"``: decode in-process on CPU-only machines (measured on 2 cores: 0.97 of
+    the pure-forward throughput against 0.85 with one decode worker, which takes a core from the
+    encoder), and in 4 DataLoader workers per GPU, where decoding would otherwise stall the device.
+
+    ``encoder_threads`` (CPU only): torch threads per rank; None leaves each rank's decode workers
+    a core of their own (:func:`default_encoder_threads`).
+
+    Finished work is published every ``shard_size`` videos and every ``flush_seconds``, so a kill
+    loses at most that much whatever the manifest's size. Each distinct file content is encoded
+    once: ids whose bytes equal a cached video's are copied from the cache, and ids sharing bytes
+    within the run ride on one decode.
+
+    Leaves the global RNG as it found it (iterating a DataLoader draws a seed), so a run on a warm
+    cache trains exactly like the cold run that filled it.
+    """
+    if batch_size < 1 or shard_size < 1:
+        raise UserError(f"batch_size and shard_size must be >= 1, got {batch_size} and {shard_size}")
+    cache = FeatureCache(cache_root, encoder.describe(), clip, manifest.root, dtype)
+    cache.prepare()
+    paths = {v: manifest.video_path(p) for v, p in zip(manifest.videos["id"], manifest.videos["path"])}
+    skip = cache.done_ids() | cache.known_failures(paths)
+    todo = [(v, p) for v, p in paths.items() if v not in skip]
+    if not todo:
+        return cache
+    todo, copies = _share_content(cache, todo, shard_size, flush_seconds)
+    if not todo:
+        return cache
+    log.info("extracting %d of %d videos into %s", len(todo), len(manifest), cache.dir)
+    if num_workers == "auto":
+        num_workers = 4 if torch.cuda.is_available() else 0
+    loader = DataLoader(
+        ClipDataset(todo, clip, encoder),
+        batch_size=batch_size,
+        num_workers=num_workers,
+        collate_fn=collate_clips,
+        worker_init_fn=_worker_init if num_workers else None,
+        persistent_workers=False,
+        pin_memory=torch.cuda.is_available(),
+    )
+    writer = ShardWriterCallback(cache, shard_size, copies, flush_seconds)
+    kw = {"accelerator": "auto", "devices": 1, "logger": False, "enable_checkpointing": False, "enable_model_summary": False}
+    kw.update(trainer_kwargs or {})
+    with torch.random.fork_rng(devices=[]):
+        trainer = L.Trainer(callbacks=[writer], **kw)
+        threads = encoder_threads or default_encoder_threads(num_workers, processes=trainer.num_devices)
+        trainer.predict(ExtractionModule(encoder, cpu_threads=threads), loader, return_predictions=False)
+    return cache
+
+
+def _share_content(cache: FeatureCache, todo: list[tuple[str, Path]], shard_size: int, flush_seconds: float
+                   ) -> tuple[list[tuple[str, Path]], dict[str, list[tuple[str, str, str | None]]]]:
+    """Split ``todo`` into one representative per distinct content (to encode) and its copies;
+    ids whose content is already cached under another id get those features now."""
+    digests = {v: content_hash(p) for v, p in todo}
+    cached = cache.content_index()
+    reuse = {v: cached[d] for v, d in digests.items() if d is not None and d in cached}
+    if reuse:
+        feats = {s["id"]: s for s in cache.iter_samples() if s["id"] in set(reuse.values())}
+        w = cache.writer(shard_size=shard_size, flush_seconds=flush_seconds)
+        try:
+            for v, src in reuse.items():
+                w.write(v, feats[src]["feats"], feats[src]["times"], content=digests[v])
+        finally:
+            w.close()
+        log.info("%d videos have the same content as cached ones: copied, not encoded", len(reuse))
+    first: dict[str, str] = {}
+    reps, copies = [], {}
+    for v, p in todo:
+        if v in reuse:
+            continue
+        d = digests[v]
+        rep = first.setdefault(d, v) if d is not None else v
+        if rep == v:
+            reps.append((v, p))
+        copies.setdefault(rep, []).append((v, str(p), d))
+    if len(reps) < len(todo) - len(reuse):
+        log.info("%d videos share content with others in the run: encoded once", len(todo) - len(reuse) - len(reps))
+    return reps, copies
+
+
+def add_cli(sub) -> None:
+    p = sub.add_parser("extract", help="encode a manifest's videos once into the feature cache")
+    p.add_argument("manifest", type=Path)
+    p.add_argument("--encoder", default="efficientnet_lite0")
+    p.add_argument("--image-size", type=_positive_int, default=None)
+    p.add_argument("--num-frames", type=_positive_int, default=16)
+    p.add_argument("--cache", type=Path, default=Path(".cache/features"))
+    p.add_argument("--batch-size", type=_positive_int, default=8)
+    p.add_argument("--shard-size", type=_positive_int, default=256,
+                   help="videos per published shard (work is also published every 30 s)")
+    p.add_argument("--workers", type=_non_negative_int, default=1)
+    p.add_argument("--devices", default="1", help="devices per node for DDP, e.g. 8 or 'auto'")
+    p.set_defaults(func=_cli)
+
+
+def _positive_int(text: str) -> int:
+    return _int_at_least(text, 1)
+
+
+def _non_negative_int(text: str) -> int:
+    return _int_at_least(text, 0)
+
+
+def _int_at_least(text: str, lo: int) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if v < lo:
+        raise argparse.ArgumentTypeError(f"must be >= {lo}, got {v}")
+    return v
+
+
+def _cli(args) -> int:
+    from ..encoders import available_configs, from_config
+
+    manifest = Manifest.load(args.manifest)  # the cheap checks first
+    if args.encoder not in available_configs():
+        raise UserError(f"unknown encoder {args.encoder!r}; available: {', '.join(available_configs())}")
+    kw = {"image_size": args.image_size} if args.image_size else {}
+    enc = from_config(args.encoder, **kw)
+    devices = int(args.devices) if args.devices.isdigit() else args.devices
+    tk = {"devices": devices}
+    if devices != 1:
+        tk["strategy"] = "ddp"
+    cache = extract_features(manifest, enc, ClipSpec(args.num_frames), args.cache, batch_size=args.batch_size,
+                             num_workers=args.workers, shard_size=args.shard_size, trainer_kwargs=tk)
+    ids = set(manifest.videos["id"])
+    done = cache.done_ids() & ids
+    fails = {v: r for v, r in cache.failures().items() if v in ids and v not in done}
+    print(f"cache: {cache.dir}  videos: {len(done)} of {len(ids)}  unreadable: {len(fails)}")
+    for r in fails.values():
+        print(user_error_line(f"{r['path']}: {r['reason']}"), file=sys.stderr)
+    return 1 if fails else 0

@@ -1,0 +1,157 @@
+"""Run a judge from its config (``configs/judge/*.yaml``) on a manifest and write what it found.
+
+Outputs, in one directory:
+
+``judgements.jsonl``   one line per judged video: headline score, violation score, per-dimension
+                       scores with every sample, justifications, raw replies, failures, cost;
+``scores.csv``         ``video,score`` with the violation score (higher = more violating), the format
+                       ``eval.py scores_csv=`` reads, so a judge can be re-evaluated without calls;
+``judge_summary.json`` the judge, model, cost per video and failure counts.
+
+A judge config has ``judge`` (``_target_`` + options), and for model judges ``client``
+(``ClientConfig``), ``video`` (``VideoInput``) and ``cache_dir``.
+"""
+
+from __future__ import annotations
+
+import csv
+import logging
+import os
+from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+from ..data.manifest import Manifest, write_jsonl
+from ..runinfo import atomic_write_json
+from .base import JudgeResult, judge_manifest
+from .client import ClientConfig, JudgeClient, ResponseCache, VideoInput
+
+log = logging.getLogger(__name__)
+
+CACHE_FILE = "responses.jsonl"
+
+
+def available_configs(root: str | os.PathLike | None = None) -> list[str]:
+    d = (Path(root) if root else Path.cwd()) / "configs" / "judge"
+    return sorted(p.stem for p in d.glob("*.yaml"))
+
+
+def load_config(name_or_path: str | os.PathLike, root: str | os.PathLike | None = None) -> DictConfig:
+    """A judge config from a YAML path or a name under ``configs/judge/``."""
+    path = Path(name_or_path)
+    if not path.suffix and not path.exists():
+        path = (Path(root) if root else Path.cwd()) / "configs" / "judge" / f"{path}.yaml"
+    if not path.is_file():
+        raise FileNotFoundError(f"no judge config {name_or_path!r} (known: {available_configs(root)})")
+    return OmegaConf.load(path)
+
+
+def _plain(cfg) -> dict:
+    return OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else dict(cfg or {})
+
+
+def run_judge(cfg: Mapping | DictConfig, manifest: Manifest, out_dir: str | os.PathLike | None = None) -> JudgeResult:
+    """Instantiate the judge of ``cfg``, judge ``manifest``, and (with ``out_dir``) write the outputs."""
+    from hydra.utils import instantiate
+
+    cfg = _plain(cfg)
+    judge = instantiate(cfg["judge"])
+    if hasattr(judge, "judge_manifest"):  # model-free judges (vision tools) run in-process
+        result = judge.judge_manifest(manifest)
+    else:
+        cache_dir = cfg.get("cache_dir")
+        cache = ResponseCache(Path(cache_dir) / CACHE_FILE) if cache_dir else None
+        client = JudgeClient(ClientConfig(**(cfg.get("client") or {})), VideoInput(**(cfg.get("video") or {})), cache)
+        try:
+            result = judge_manifest(judge, manifest, client, progress_every=cfg.get("progress_every", 0))
+        finally:
+            client.close()
+    if out_dir is not None:
+        write_outputs(result, manifest, out_dir)
+    return result
+
+
+def write_outputs(result: JudgeResult, manifest: Manifest, out_dir: str | os.PathLike) -> Path:
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    order = [v for v in manifest.videos["id"] if v in result.records]
+    write_jsonl(out / "judgements.jsonl", ({**result.records[v], "standin": result.standin} for v in order))
+    tmp = out / "scores.csv.tmp"
+    with open(tmp, "w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["video", "score"])
+        for v in order:
+            if v in result.scores:
+                w.writerow([v, repr(float(result.scores[v]))])
+    os.replace(tmp, out / "scores.csv")
+    kinds = Counter(f["kind"] for r in result.records.values() for f in r.get("failures", []))
+    models = sorted({str(r.get("model")) for r in result.records.values() if r.get("model")})
+    atomic_write_json(out / "judge_summary.json", {
+        "judge": result.name, "standin": result.standin, "models": models, "videos": len(result.records),
+        "scored": len(result.scores), "unscored": len(result.records) - len(result.scores),
+        "failed_calls": dict(kinds), "cost": result.cost})
+    log.info("%s: %d/%d videos scored -> %s", result.name, len(result.scores), len(result.records), out)
+    return out
+
+
+def add_cli(sub) -> None:
+    p = sub.add_parser("judge", help="rubric judges (MLLM servers, vision tools) and their agreement with other raters")
+    jsub = p.add_subparsers(dest="judge_command", required=True)
+    r = jsub.add_parser("run", help="judge every video of a manifest")
+    r.add_argument("config", help="a name under configs/judge/ (physics, scivbench, svbench_eva, vision_tools) or a YAML file")
+    r.add_argument("--manifest", required=True, type=Path)
+    r.add_argument("--out", required=True, type=Path)
+    r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config entry, e.g. client.base_url=http://host:8000/v1 client.model=... "
+                        "judge.tasks=rubrics.jsonl client.concurrency=16 (repeatable)")
+    r.set_defaults(func=_cli_run)
+    a = jsub.add_parser("agree", help="agreement (Pearson, Spearman, kappa, QWK) between two raters' 1-5 scores")
+    a.add_argument("a", type=Path, help="judgements.jsonl or a video,score CSV")
+    a.add_argument("b", type=Path, help="judgements.jsonl or a video,score CSV")
+    a.add_argument("--manifest", required=True, type=Path, help="resolves the video names of both files")
+    a.add_argument("--scale-a", default="1-5", choices=("1-5", "violation"),
+                   help="'violation' maps a [0,1] violation score to 1 + 4(1 - s) first")
+    a.add_argument("--scale-b", default="1-5", choices=("1-5", "violation"))
+    a.add_argument("--n-boot", type=int, default=1000)
+    a.add_argument("--out", type=Path, help="write the figures as JSON here")
+    a.set_defaults(func=_cli_agree)
+    c = jsub.add_parser("compare", help="one table of several eval.py runs (PhyProbe, judges, CSVs) with their cost")
+    c.add_argument("runs", nargs="+", type=Path, help="eval.py output directories (each with metrics.json)")
+    c.add_argument("--out", type=Path, help="write the table as markdown here")
+    c.set_defaults(func=_cli_compare)
+
+
+def _cli_run(args) -> int:
+    cfg = OmegaConf.merge(load_config(args.config), OmegaConf.from_dotlist(args.set))
+    result = run_judge(cfg, Manifest.load(args.manifest), args.out)
+    print(f"{result.name}: {len(result.scores)}/{len(result.records)} videos scored -> {args.out}")
+    return 0
+
+
+def _cli_agree(args) -> int:
+    import json
+
+    from .agreement import agreement, read_ratings
+
+    manifest = Manifest.load(args.manifest)
+    a = read_ratings(args.a, manifest, args.scale_a)
+    b = read_ratings(args.b, manifest, args.scale_b)
+    res = agreement(a, b, n_boot=args.n_boot)
+    text = json.dumps(res, indent=2)
+    print(text)
+    if args.out:
+        atomic_write_json(args.out, res)
+    return 0
+
+
+def _cli_compare(args) -> int:
+    from .compare import comparison_table
+
+    table = comparison_table(args.runs)
+    md = table.to_markdown(index=False)
+    print(md)
+    if args.out:
+        args.out.write_text(md + "\n", encoding="utf-8")
+    return 0

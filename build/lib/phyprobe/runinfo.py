@@ -1,0 +1,56 @@
+"""What makes a run reproducible: the code version, the seed and the resolved config, saved with it."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+from . import __version__
+
+
+def code_version() -> dict:
+    """Package version plus the git commit (and whether the tree had uncommitted changes)."""
+    root = Path(__file__).resolve().parents[2]
+    info = {"package": __version__, "git_commit": None, "git_dirty": None}
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
+        if commit.returncode == 0:
+            info["git_commit"] = commit.stdout.strip()
+            dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root, capture_output=True, text=True, timeout=10)
+            info["git_dirty"] = bool(dirty.stdout.strip())
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return info
+
+
+def atomic_write_json(path: str | os.PathLike, obj) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n")
+    os.replace(tmp, path)
+    return path
+
+
+def save_run_info(out_dir: str | os.PathLike, config: dict, seed: int, **extra) -> Path:
+    import torch
+
+    return atomic_write_json(
+        Path(out_dir) / "run_info.json",
+        {
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "seed": seed,
+            "code": code_version(),
+            "argv": sys.argv,
+            "python": platform.python_version(),
+            "torch": torch.__version__,
+            "platform": platform.platform(),
+            "config": config,
+            **extra,
+        },
+    )

@@ -1,0 +1,108 @@
+"""``phyprobe score``: videos, directories, globs, lists or manifests -> one score in [0, 1] each.
+
+Without ``--out`` rows go to stdout as they finish; with ``--out`` they are appended to a JSONL or
+CSV results file that a rerun resumes. User errors end in one line naming the file and the
+reason (``--debug`` shows the traceback); the exit code is 1 when any video failed, 2 when nothing
+could be scored at all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import warnings
+from pathlib import Path
+
+
+def positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {v}")
+    return v
+
+
+def workers_arg(text: str) -> int | str:
+    if text == "auto":
+        return text
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected 'auto' or a whole number >= 0, got {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {v}")
+    return v
+
+
+def devices_arg(text: str) -> int | str:
+    if text == "auto":
+        return text
+    return positive_int(text)
+
+
+def add_cli(sub) -> None:
+    p = sub.add_parser("score", help="score videos with an exported scorer: one score in [0, 1] per video",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("scorer", help="exported scorer directory, or a Hugging Face Hub repository id (org/name)")
+    p.add_argument("videos", nargs="+", help="video files, directories (searched recursively), glob patterns "
+                   "(quoted), text lists (.txt, one path a line) or manifests (a directory with videos.jsonl)")
+    p.add_argument("--out", type=Path, help="append rows to this .jsonl or .csv file; a rerun skips the videos it answers")
+    p.add_argument("--format", choices=("jsonl", "csv"), help="results format (default: from --out's suffix)")
+    p.add_argument("--json", action="store_true", help="stdout: JSON lines with 'video' and 'score' (and 'raw_score')")
+    p.add_argument("--batch-size", type=positive_int, default=8, help="videos per encoder forward pass")
+    p.add_argument("--workers", type=workers_arg, default="auto",
+                   help="decode worker processes ('auto': none on CPU, 4 per GPU)")
+    p.add_argument("--devices", type=devices_arg, default=1, help="GPUs (or processes) for DDP, e.g. 8 or 'auto'")
+    p.add_argument("--revision", help="Hub branch, tag or commit of the scorer")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.set_defaults(func=_run)
+
+
+def _run(args) -> int:
+    """Scores every input; a user error (a broken scorer, an input naming no videos) ends the run in
+    one line through the CLI's error report, an unusable video is one error row among the scores."""
+    from ..errors import user_error_line
+    from .batch import ResultFile, resolve_inputs, score_videos
+    from .core import Scorer
+
+    logging.getLogger("lightning.pytorch").setLevel(logging.WARNING)
+    warnings.filterwarnings("ignore", message=".*does not have many workers.*")
+    warnings.filterwarnings("ignore", message=".*GPU available but not used.*")
+    videos = resolve_inputs(args.videos)
+    scorer = Scorer.from_pretrained(args.scorer, revision=args.revision)
+    common = {"batch_size": args.batch_size, "num_workers": args.workers, "devices": args.devices}
+    if args.out is None:
+        def emit(rows):
+            for r in rows:
+                if "error" in r:
+                    print(user_error_line(f"{r['video']}: {r['error']}"), file=sys.stderr)
+                if args.json:
+                    print(json.dumps(r, allow_nan=False))
+                elif "error" not in r:
+                    print(f"{r['score']:.4f}\t{r['video']}")
+            sys.stdout.flush()
+
+        rep = score_videos(scorer, videos, emit, **common)
+        return 1 if rep.failed else 0
+    results = ResultFile(args.out, args.format)
+    done = results.finished()
+    results.open()
+
+    def emit(rows):
+        results.append(rows)
+        for r in rows:
+            if "error" in r:
+                print(user_error_line(f"{r['video']}: {r['error']}"), file=sys.stderr)
+
+    rep = score_videos(scorer, videos, emit, done=done, progress=not args.no_progress, **common)
+    # Counted from the file, so that rows written by every rank (DDP) are included.
+    new = [r for v, r in results.finished().items() if v not in done]
+    failed = sum("error" in r for r in new)
+    print(f"{args.out}: {len(new) - failed} scored, {failed} failed in {rep.seconds:.1f} s "
+          f"({len(new) / rep.seconds if rep.seconds else 0.0:.1f} videos/s); {rep.already_done} already answered"
+          + (f", {rep.failed_before} of them errors" if rep.failed_before else ""), file=sys.stderr)
+    return 1 if failed or rep.failed_before else 0

@@ -1,0 +1,49 @@
+"""Videos already in memory -> the encoder's preprocessed clips, exactly as their files would give.
+
+A generator's output is scored without writing mp4s: frames are chosen with the same sampler as
+decoded files (:func:`phyprobe.io.video.sample_indices` on the frames' times) and fitted with the
+encoder's own :class:`~phyprobe.encoders.Preprocess`, so the only difference from scoring a
+losslessly written file is the file itself.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+import torch
+
+from ..encoders import FrozenEncoder
+from ..io.video import ClipSpec, sample_indices
+
+
+def _as_hwc_255(frames) -> tuple[torch.Tensor, str]:
+    """(B, T, H, W, 3) on the 0..255 scale that Preprocess divides by 255, and a layout name for errors."""
+    x = torch.from_numpy(np.ascontiguousarray(frames)) if isinstance(frames, np.ndarray) else torch.as_tensor(frames)
+    if x.ndim != 5:
+        raise ValueError(f"score_frames: expected a batch of videos with 5 dimensions, got shape {tuple(x.shape)}")
+    if x.dtype == torch.uint8:
+        if x.shape[-1] != 3:
+            raise ValueError(f"score_frames: uint8 frames must be (B, T, H, W, 3), got shape {tuple(x.shape)}")
+        return x, "uint8 (B, T, H, W, 3)"
+    if not x.is_floating_point():
+        raise ValueError(f"score_frames: frames must be uint8 or float, got {x.dtype}")
+    if x.shape[2] != 3:
+        raise ValueError(f"score_frames: float frames must be (B, T, 3, H, W) in [0, 1], got shape {tuple(x.shape)}")
+    lo, hi = float(x.min()), float(x.max())
+    if lo < 0.0 or hi > 1.0 or not np.isfinite([lo, hi]).all():
+        raise ValueError(f"score_frames: float frames must lie in [0, 1], got values in [{lo:g}, {hi:g}]")
+    return x.permute(0, 1, 3, 4, 2).float().cpu() * 255.0, "float (B, T, 3, H, W)"
+
+
+def clips_from_frames(frames, encoder: FrozenEncoder, clip: ClipSpec, fps: float | None = None
+                      ) -> Iterator[tuple[str, torch.Tensor]]:
+    """("frames[i]", preprocessed clip (T', 3, H', W')) for each video of the batch, lazily."""
+    x, _ = _as_hwc_255(frames)
+    spec = encoder.clip_spec(clip)
+    if spec.mode == "fps" and not (fps and fps > 0):
+        raise ValueError(f"score_frames: this scorer samples at {spec.fps} frames/s, so pass the frames' fps")
+    times = np.arange(x.shape[1], dtype=np.float64) / (fps or 1.0)
+    idx = torch.from_numpy(sample_indices(times, spec))
+    for i in range(x.shape[0]):
+        yield f"frames[{i}]", encoder.preprocess(x[i, idx])

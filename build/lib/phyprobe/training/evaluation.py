@@ -1,0 +1,177 @@
+"""Evaluate a run on the held-out parts of its own data, for the model and the same-encoder baselines."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ..data.manifest import Manifest
+from ..eval.protocols import flatten_metrics, load_benchmark, same_scene_margin
+from ..eval.report import fmt_leaf
+
+log = logging.getLogger(__name__)
+
+# Figures shown in the run's headline table, when the benchmark has them.
+HEADLINE = (
+    "same_scene_accuracy_severity_ge_0.5",
+    "same_scene_accuracy",
+    "cross_scene_accuracy",
+    "gen_gen_accuracy",
+    "real_real_median_gap",
+    "median_score_plausible",
+    "median_score_severity_ge_0.8",
+    "auroc_plausible_vs_violated",
+    "score_range.share_outside_01",
+    "quality_outscores_violation_severity_ge_0.5",
+)
+
+
+def restrict_all(manifest: Manifest, benchmarks: Mapping[str, Mapping]) -> dict:
+    """``{name: (benchmark, manifest restricted to its split/where)}`` for the benchmarks with videos."""
+    out = {}
+    for name, cfg in benchmarks.items():
+        bench = load_benchmark(dict(cfg))
+        m = bench.restrict(manifest)
+        if m.videos.empty:
+            # A benchmark of a source this run's data does not have (the 3D world's, in a 2D-only run) is
+            # expected to be empty; one whose source is present but whose split/where matches nothing is not.
+            wanted = (bench.where or {}).get("source")
+            wanted = {wanted} if isinstance(wanted, str) else set(wanted or [])
+            absent = bool(wanted) and not wanted & set(manifest.videos["source"])
+            (log.info if absent else log.warning)("benchmark %s: no videos of this run's data match split=%s where=%s",
+                                                  name, bench.split, bench.where)
+            continue
+        out[name] = (bench, m)
+    return out
+
+
+def distribution_labels(restricted: Mapping[str, tuple], trained_on: list[str]) -> dict[str, str]:
+    """``{benchmark: label}``: ``in`` when the benchmark's videos come from sources the head trained on
+    (``trained_on``: sources with training videos) and from splits like the training data's; otherwise
+    ``out:`` and every reason (an unseen source, held-out families, a held-out style)."""
+    out = {}
+    for name, (bench, m) in restricted.items():
+        splits = set(bench.split or [])
+        reasons = [why for why, hit in (("unseen source", bool(set(m.videos["source"]) - set(trained_on))),
+                                        ("held-out families", "heldout_family" in splits),
+                                        ("held-out style", "heldout_style" in splits)) if hit]
+        out[name] = "out: " + " + ".join(reasons) if reasons else "in"
+    return out
+
+
+def side_by_side(metrics: Mapping, figure: str) -> list[str]:
+    """Markdown rows: ``figure`` for every evaluator (rows) on every benchmark (columns), in-distribution
+    benchmarks first, each column labelled with why it is in or out of distribution."""
+    dist = metrics.get("distribution", {})
+    benches = sorted(metrics["benchmarks"], key=lambda b: (dist.get(b, "in") != "in", dist.get(b, ""), b))
+    evaluators = {"phyprobe": metrics["benchmarks"], **metrics.get("baselines", {})}
+    lines = ["| evaluator | " + " | ".join(f"{b} ({dist.get(b, '?')})" for b in benches) + " |",
+             "|---|" + "---|" * len(benches)]
+    for name, per in evaluators.items():
+        cells = []
+        for b in benches:
+            flat = {k.split(".", 1)[1] if "." in k else k: v for k, v in flatten_metrics(per.get(b, {})).items()}
+            cells.append(fmt_leaf(flat.get(figure)))
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def same_scene_margins(restricted: Mapping[str, tuple], scores: Mapping[str, float], other: Mapping[str, float],
+                       n_boot: int = 1000) -> dict:
+    """``{benchmark: margin}``: the model's same-scene accuracy (severity >= the benchmark's ``severe``)
+    minus ``other``'s, paired-bootstrapped, on every benchmark evaluated under the world protocol."""
+    out = {}
+    for name, (bench, m) in restricted.items():
+        if "world" in bench.protocols:
+            kw = {k: v for k, v in bench.protocols["world"].items() if k in ("severe", "twin_keys")}
+            out[name] = same_scene_margin(m, scores, other, n_boot=n_boot, **kw)
+    return out
+
+
+def evaluate_run(restricted: Mapping[str, tuple], scores: Mapping[str, float], n_boot: int = 1000) -> dict:
+    """``{benchmark: {protocol: figures}}`` from :func:`restrict_all`'s output."""
+    return {name: bench.evaluate({v: scores[v] for v in m.videos["id"]}, manifest=m, n_boot=n_boot)
+            for name, (bench, m) in restricted.items()}
+
+
+def surprisal_scores(feats: torch.Tensor, fit_rows: list[int], context: int = 2) -> dict[str, np.ndarray]:
+    """Same-encoder feature surprisal (max and mean over time), fitted on the given plausible clips.
+
+    The context shrinks for encoders with few time steps (V-JEPA 2 halves T); with a single step
+    there is nothing to predict and no baseline is returned.
+    """
+    from ..baselines.surprisal import SurprisalBaseline
+
+    steps = feats[0].shape[0]
+    if steps < 2:
+        log.warning("surprisal baseline skipped: %d feature step(s) per clip, nothing to predict", steps)
+        return {}
+    context = min(context, steps - 1)
+    base = SurprisalBaseline(context=context).fit([feats[i].float().numpy() for i in fit_rows])
+    per = [base.score(feats[i].float().numpy()) for i in range(len(feats))]
+    return {k: np.array([p[k] for p in per]) for k in ("max", "mean")}
+
+
+def headline_table(results: Mapping[str, Mapping[str, Mapping]]) -> list[str]:
+    """Markdown rows: one per (evaluator, benchmark), the headline figures with their intervals."""
+    lines = ["| evaluator | benchmark | " + " | ".join(f"`{h}`" for h in HEADLINE) + " |",
+             "|---|---|" + "---|" * len(HEADLINE)]
+    for evaluator, per_bench in results.items():
+        for bench, res in per_bench.items():
+            flat = {k.split(".", 1)[1] if "." in k else k: v for k, v in flatten_metrics(res).items()}
+            cells = [fmt_leaf(flat.get(h) or flat.get(f"quality_confound.{h}")) for h in HEADLINE]
+            lines.append(f"| {evaluator} | {bench} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def write_run_report(out: Path, metrics: dict, scores: pd.DataFrame, restricted: Mapping[str, tuple], main: str) -> Path:
+    """``report.md``: the headline table for every benchmark and baseline, then the full report
+    (plots and every figure) of ``main``; the other benchmarks get their own page under ``reports/``."""
+    from ..eval.report import write_report
+
+    evaluators = {"phyprobe": metrics["benchmarks"], **{f"baseline: {k}": v for k, v in metrics.get("baselines", {}).items()}}
+    main_text, pages = "", {}
+    for name, res in metrics["benchmarks"].items():
+        ids = set(restricted[name][1].videos["id"])
+        target = out / "_main" if name == main else out / "reports" / name
+        page = write_report(res, scores[scores["id"].isin(ids)], target, title=f"phyprobe on {name}")
+        if name == main:
+            # The main page's plots live beside report.md; keep their relative links valid.
+            for png in target.glob("*.png"):
+                png.replace(out / png.name)
+            main_text = page.read_text().replace("# phyprobe on", "## Main benchmark: phyprobe on", 1)
+            page.unlink()
+            target.rmdir()
+        else:
+            pages[name] = page.relative_to(out)
+    head = ["# phyprobe run report", "", f"Run directory: `{out}`. Raw scores (before clipping) are evaluated; "
+            "intervals are 95 % percentile bootstrap. Baselines use the same encoder's features.", "",
+            "## Headline figures", "", *headline_table(evaluators), ""]
+    margins = [f"| {b} | {bench} | {fmt_leaf(r)} |" for b, per in metrics.get("margins", {}).items()
+               for bench, r in per.items()]
+    if margins:
+        head += ["## Margin over the baselines", "", "Same-scene accuracy (severity ≥ the benchmark's `severe`) of "
+                 "phyprobe minus the baseline's, on the same twin pairs (paired bootstrap).", "",
+                 "| baseline | benchmark | margin [95 % CI] n=pairs |", "|---|---|---|", *margins, ""]
+    if metrics.get("distribution"):
+        head += ["## In and out of distribution", "", f"Trained on sources {metrics.get('trained_on')}. A benchmark is "
+                 "*in* distribution when its source and split are like the training data's.", ""]
+        for fig in ("same_scene_accuracy_severity_ge_0.5", "auroc_plausible_vs_violated"):
+            head += [f"`{fig}`:", "", *side_by_side(metrics, fig), ""]
+    if metrics.get("shortcuts"):
+        from ..eval.shortcuts import markdown as shortcut_rows
+
+        head += ["## Shortcut diagnostics", "", "Plausible clips are plausible whatever made them: an evaluator "
+                 "that scores physics gives every source's plausible clips the same low score. *Separability* is "
+                 "how well the score alone tells two sources' plausible clips apart (AUROC folded to ≥ 0.5; 0.5 = "
+                 "not at all, 1 = the score is a source label).", "", *shortcut_rows(metrics["shortcuts"]), ""]
+    if pages:
+        head += ["Per-benchmark pages: " + ", ".join(f"[{k}]({v})" for k, v in pages.items()), ""]
+    path = out / "report.md"
+    path.write_text("\n".join(head) + "\n" + main_text, encoding="utf-8")
+    return path

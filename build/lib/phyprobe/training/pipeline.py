@@ -1,0 +1,227 @@
+"""train: data -> cached encoder features -> head fit -> exported scorer -> evaluation.
+
+``train.py`` only composes the Hydra config and calls :func:`train`; everything else lives here so
+that tests, sweeps and notebooks run exactly what the command line runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from pathlib import Path
+
+import lightning as L
+import numpy as np
+import pandas as pd
+import torch
+from hydra.errors import InstantiationException
+from hydra.utils import instantiate
+from lightning.pytorch.callbacks import ModelCheckpoint
+from omegaconf import DictConfig, OmegaConf
+
+from ..data.magnitudes import normalise_magnitudes
+from ..data.manifest import Manifest
+from ..data.sampling import sampling_weights
+from ..features.cache import FeatureCache
+from ..features.extract import extract_features
+from ..features.table import ShardFeatureTable
+from ..encoders import FrozenEncoder
+from ..errors import InvalidOption, UserError
+from ..head import PhyProbeHead
+from ..io.video import ClipSpec
+from ..runinfo import atomic_write_json, save_run_info
+from ..baselines.vjepa2_surprisal import uses_own_predictor, vjepa2_surprisal_scores
+from ..scorer import export_scorer
+from .data import PairFeatureDataModule
+from ..baselines.motion import motion_scores
+from ..eval.shortcuts import shortcut_diagnostics
+from .evaluation import (distribution_labels, evaluate_run, restrict_all, same_scene_margins, surprisal_scores,
+                         write_run_report)
+from .module import PhyProbeModule
+
+log = logging.getLogger(__name__)
+
+
+def load_feature_table(cache: FeatureCache, manifest: Manifest, streaming: bool = False
+                       ) -> tuple[torch.Tensor | ShardFeatureTable, dict[str, int], Manifest, list[dict]]:
+    """The cached features of ``manifest`` as one (N, T', D) table, in the manifest's video order.
+
+    In memory by default; with ``streaming`` the rows are read in place from the cache's shards
+    as they are needed, so memory stays flat as the dataset grows. Videos that could not be
+    decoded are dropped *loudly*: each is logged and returned in the skipped list, and pairs that
+    reference them are removed.
+    """
+    cached = cache.done_ids()
+    failures = cache.failures()
+    skipped = []
+    for vid, path in zip(manifest.videos["id"], manifest.videos["path"]):
+        if vid not in cached:
+            reason = failures.get(vid, {}).get("reason", "missing from the feature cache")
+            skipped.append({"id": vid, "path": path, "reason": reason})
+            log.warning("excluding video %s (%s): %s", vid, path, reason)
+    kept = manifest.keep(manifest.videos["id"].isin(cached))
+    videos = kept.videos
+    if streaming:
+        table = ShardFeatureTable(cache, videos["id"])
+    else:
+        feats = cache.load(videos["id"])
+        table = torch.from_numpy(np.stack([feats[v] for v in videos["id"]]))
+    row_of = {v: i for i, v in enumerate(videos["id"])}
+    return table, row_of, kept, skipped
+
+
+@torch.inference_mode()
+def score_features(head: PhyProbeHead, feats: torch.Tensor, batch: int = 1024) -> np.ndarray:
+    head.eval()
+    return torch.cat([head(feats[i : i + batch].float()) for i in range(0, len(feats), batch)]).numpy()
+
+
+def _unit_hash(keys) -> np.ndarray:
+    """A fixed number in [0, 1) per key (sha1), so subsets chosen by it do not depend on the seed or row order."""
+    return np.array([int(hashlib.sha1(str(k).encode()).hexdigest()[:8], 16) / 2**32 for k in keys])
+
+
+def _check_fraction(name: str, fraction: float) -> None:
+    if not 0.0 <= fraction <= 1.0:
+        raise InvalidOption(f"data.{name} must be in [0, 1], got {fraction}")
+
+
+def anchors_of(videos: pd.DataFrame, fraction: float = 1.0) -> np.ndarray:
+    """Calibration targets (NaN = none). With ``fraction`` < 1 only that share of the anchored videos
+    keep theirs, chosen by a hash of the video id (the same videos whatever the seed or order): the
+    paper anchors a minority of its data, the world anchors every plausible and every obvious clip."""
+    _check_fraction("anchor_fraction", fraction)
+    anchors = videos["anchor"].astype(float).to_numpy()
+    if fraction < 1.0:
+        anchors = np.where(_unit_hash(videos["id"]) < fraction, anchors, np.nan)
+    return anchors
+
+
+def subsample_scenes(m: Manifest, fraction: float = 1.0) -> Manifest:
+    """The share ``fraction`` of ``m``'s scenes (a scene's videos go together, so twins are never split),
+    chosen by a hash of the scene name: a learning curve's smaller sets are nested in its larger ones.
+    Videos without a ``scene`` in their metadata count as their own scene."""
+    _check_fraction("train_fraction", fraction)
+    if fraction == 1.0:
+        return m
+    scenes = [(md or {}).get("scene", vid) for vid, md in zip(m.videos["id"], m.videos["metadata"])]
+    return m.keep(_unit_hash(scenes) < fraction)
+
+
+def train_sources(manifest: Manifest, wanted) -> list[str]:
+    """The sources the head trains (and selects checkpoints) on: ``data.train_sources``, or all of the
+    data's sources when it is null. The other sources are then seen only by the evaluation, which is
+    how a cross-world or leave-one-source-out run is made."""
+    present = sorted(manifest.videos["source"].unique())
+    if wanted is None:
+        return present
+    wanted = [str(s) for s in wanted]
+    missing = sorted(set(wanted) - set(present))
+    if missing:
+        raise InvalidOption(f"data.train_sources names source(s) {missing} that {manifest.root} does not have; it has {present}")
+    return sorted(wanted)
+
+
+def instantiate_or_user_error(node: DictConfig, **kwargs):
+    """Hydra's ``instantiate`` with its wrapper removed from a user's mistake (a missing weights file,
+    a malformed manifest, an option value the factory refuses), so the user sees what is wrong,
+    not a trace through Hydra."""
+    try:
+        return instantiate(node, **kwargs)
+    except InstantiationException as e:
+        cause = e.__cause__
+        if isinstance(cause, UserError):
+            raise cause from None
+        if isinstance(cause, (ValueError, TypeError, KeyError)):
+            raise InvalidOption(f"config {node.get('_target_', '?')}: {cause}") from cause
+        raise
+
+
+def build_encoder(backbone_cfg: DictConfig) -> FrozenEncoder:
+    """Instantiate the configured encoder (a missing-weights error says what to download and where)."""
+    return instantiate_or_user_error(backbone_cfg)
+
+
+def train(cfg: DictConfig) -> dict:
+    """Run one training job described by ``cfg``; returns the evaluation metrics."""
+    out = Path(cfg.paths.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    L.seed_everything(cfg.seed, workers=True)
+    save_run_info(out, OmegaConf.to_container(cfg, resolve=True), cfg.seed)
+
+    encoder = build_encoder(cfg.backbone)  # first: a missing-weights error must not wait for the data
+    manifest: Manifest = instantiate_or_user_error(cfg.data.source)
+    clip = ClipSpec(**cfg.clip)
+    cache = extract_features(manifest, encoder, clip, cfg.paths.cache_dir, dtype=cfg.feature_dtype, **cfg.extract)
+    streaming = bool(cfg.data.get("streaming", False))
+    feats, row_of, manifest, skipped = load_feature_table(cache, manifest, streaming)
+    if skipped:
+        atomic_write_json(out / "skipped_videos.json", skipped)
+        log.warning("%d unreadable videos excluded; see %s", len(skipped), out / "skipped_videos.json")
+
+    sources = train_sources(manifest, cfg.data.get("train_sources"))
+    trainable = manifest.keep(manifest.videos["source"].isin(sources))
+    train_m = subsample_scenes(trainable.split(*cfg.data.train_splits), cfg.data.get("train_fraction", 1.0))
+    val_m = trainable.split(*cfg.data.val_splits)  # checkpoints are chosen on the training sources alone
+    trained_on = sorted(train_m.videos["source"].unique())  # a source without training videos is out of distribution
+    if train_m.pairs.empty:
+        raise InvalidOption(f"no training pairs in splits {list(cfg.data.train_splits)} of {manifest.root}")
+    head = PhyProbeHead(encoder.feature_dim, stats=tuple(cfg.pooling.stats), hidden=cfg.head.hidden, dropout=cfg.head.dropout)
+    train_rows = [row_of[v] for v in train_m.videos["id"]]
+    head.fit_normalisation(feats, train_rows)
+    log.info("head: %d parameters on %d-d pooled input", head.num_parameters(), head.pool.out_dim(encoder.feature_dim))
+
+    dm = PairFeatureDataModule(feats, row_of, train_m.pairs, val_m.pairs if not val_m.pairs.empty else train_m.pairs,
+                               normalise_magnitudes(manifest.videos, cfg.data.magnitude_transform),
+                               anchors_of(manifest.videos, cfg.data.get("anchor_fraction", 1.0)), batch_size=cfg.optim.batch_size,
+                               sampling=sampling_weights(train_m.pairs, cfg.data.get("sampling")))
+    module = PhyProbeModule(head, instantiate(cfg.loss), lr=cfg.optim.lr, weight_decay=cfg.optim.weight_decay,
+                            warmup_steps=cfg.optim.warmup_steps)
+    ckpt = ModelCheckpoint(dirpath=out / "checkpoints", monitor=cfg.checkpoint.monitor, mode=cfg.checkpoint.mode,
+                           save_last=True, save_top_k=1)
+    trainer: L.Trainer = instantiate(cfg.trainer, logger=instantiate(cfg.logger), callbacks=[ckpt])
+    trainer.fit(module, datamodule=dm)
+    if ckpt.best_model_path:
+        state = torch.load(ckpt.best_model_path, map_location="cpu", weights_only=True)["state_dict"]
+        module.load_state_dict(state)
+    head = module.head.cpu().eval()
+
+    raw = score_features(head, feats)
+    scores = manifest.videos.assign(raw_score=raw, score=np.clip(raw, 0.0, 1.0))
+    scores_csv = out / "scores.csv"
+    scores[["id", "path", "split", "source", "raw_score", "score"]].to_csv(scores_csv, index=False, float_format="%.8g")
+
+    head_cfg = {"feature_dim": encoder.feature_dim, "stats": list(cfg.pooling.stats), "hidden": cfg.head.hidden, "dropout": cfg.head.dropout}
+    scorer_dir = export_scorer(out / "scorer", encoder, head, clip, cfg.feature_dtype, head_cfg,
+                               extra={"training": {"run_dir": str(out), "seed": cfg.seed, "num_train_pairs": len(train_m.pairs), "trained_on": trained_on,
+                                                   "feature_cache": str(cache.dir)}})
+    log.info("scorer exported to %s", scorer_dir)
+
+    restricted = restrict_all(manifest, cfg.eval.benchmarks)
+    model_scores = dict(zip(scores["id"], raw))
+    metrics = {"benchmarks": evaluate_run(restricted, model_scores, cfg.eval.n_boot),
+               "distribution": distribution_labels(restricted, trained_on), "trained_on": trained_on}
+    baselines = {}
+    if "surprisal" in cfg.eval.baselines:
+        plausible_train = [row_of[v] for v, var in zip(train_m.videos["id"], train_m.videos["metadata"])
+                           if (var or {}).get("variant", "plausible") == "plausible" and v in row_of]
+        for stat, vals in surprisal_scores(feats, plausible_train).items():
+            baselines[f"surprisal_{stat}"] = dict(zip(manifest.videos["id"], vals))
+    bench_videos = manifest.keep(manifest.videos["id"].isin(set().union(*(m.videos["id"] for _, m in restricted.values()))))
+    if "motion" in cfg.eval.baselines and restricted:  # the zero-parameter flow heuristic, on the benchmarks' videos
+        baselines["motion"] = motion_scores(bench_videos, clip.num_frames, cache_dir=cfg.paths.get("baseline_cache_dir"))
+    if "surprisal" in cfg.eval.baselines and uses_own_predictor(encoder) and restricted:
+        # the paper's baseline: V-JEPA 2's own predictor, on the benchmarks' videos
+        own = vjepa2_surprisal_scores(bench_videos, encoder.to("cuda" if torch.cuda.is_available() else "cpu"), clip)
+        baselines.update({f"vjepa2_surprisal_{stat}": base for stat, base in own.items()})
+    for name, base in baselines.items():
+        metrics.setdefault("baselines", {})[name] = evaluate_run(restricted, base, cfg.eval.n_boot)
+        metrics.setdefault("margins", {})[name] = same_scene_margins(restricted, model_scores, base, cfg.eval.n_boot)
+    metrics["shortcuts"] = {name: shortcut_diagnostics(bench_videos.videos, sc, cfg.eval.n_boot)
+                            for name, sc in {"phyprobe": model_scores, **baselines}.items()}
+    metrics["run"] = {"output_dir": str(out), "skipped_videos": len(skipped), "num_videos": len(manifest),
+                      "head_parameters": head.num_parameters(), "num_train_pairs": len(train_m.pairs)}
+    atomic_write_json(out / "metrics.json", metrics)
+    if cfg.eval.report and metrics["benchmarks"]:
+        write_run_report(out, metrics, scores.assign(metadata=manifest.videos["metadata"]), restricted, cfg.eval.main)
+    return metrics
