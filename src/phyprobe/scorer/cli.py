@@ -69,6 +69,10 @@ def _run(args) -> int:
     from .batch import ResultFile, resolve_inputs, score_videos
     from .core import Scorer
 
+    def report_error(row):
+        if "error" in row:
+            print(user_error_line(f"{row['video']}: {row['error']}"), file=sys.stderr)
+
     logging.getLogger("lightning.pytorch").setLevel(logging.WARNING)
     warnings.filterwarnings("ignore", message=".*does not have many workers.*")
     warnings.filterwarnings("ignore", message=".*GPU available but not used.*")
@@ -78,8 +82,7 @@ def _run(args) -> int:
     if args.out is None:
         def emit(rows):
             for r in rows:
-                if "error" in r:
-                    print(user_error_line(f"{r['video']}: {r['error']}"), file=sys.stderr)
+                report_error(r)
                 if args.json:
                     print(json.dumps(r, allow_nan=False))
                 elif "error" not in r:
@@ -95,8 +98,7 @@ def _run(args) -> int:
     def emit(rows):
         results.append(rows)
         for r in rows:
-            if "error" in r:
-                print(user_error_line(f"{r['video']}: {r['error']}"), file=sys.stderr)
+            report_error(r)
 
     rep = score_videos(scorer, videos, emit, done=done, progress=not args.no_progress, **common)
     # Counted from the file, so that rows written by every rank (DDP) are included.
