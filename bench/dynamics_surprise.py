@@ -1,7 +1,8 @@
 """The dynamics model's own prediction error as a violation score, with no head: how far it transfers.
 
-Scores every video of a manifest by the max over steps of its mean |next-step prediction error| (the
-``dynamics`` encoder's error half, averaged over features), and evaluates the named benchmarks on that
+Scores every video of a manifest by a statistic over steps (``--statistic``: mean, the default backbone's
+pooling, or max) of its mean |next-step prediction error| (the ``dynamics`` encoder's error half, averaged
+over features), and evaluates the named benchmarks on that
 score with the project's protocols. The base features are read from the base encoder's feature cache
 (filled by ``train.py backbone=<base>`` or ``train_dynamics.py``), so this costs seconds; they are the
 stored (float16) features, where the encoder recomputes them in float32.
@@ -27,6 +28,7 @@ from phyprobe.io.video import ClipSpec
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs" / "benchmark"
 FIGURES = ("same_scene_accuracy_severity_ge_0.5", "auroc_plausible_vs_violated")
+STATISTICS = {"mean": lambda e: e.mean(), "max": lambda e: e.max()}
 
 
 def main() -> None:
@@ -37,6 +39,8 @@ def main() -> None:
     ap.add_argument("--benchmarks", nargs="+", default=["world_test", "world_heldout_family", "world_heldout_style", "real_footage"])
     ap.add_argument("--split", default=None, help="evaluate every benchmark on this split instead of its own")
     ap.add_argument("--n-boot", type=int, default=1000)
+    ap.add_argument("--statistic", choices=sorted(STATISTICS), default="mean",
+                    help="over steps: mean (what flow_dynamics pools) or max (a single surprising step)")
     args = ap.parse_args()
     base, predictor, _ = load_checkpoint(args.checkpoint)
     cfg = json.loads((args.checkpoint / "config.json").read_text())
@@ -48,7 +52,8 @@ def main() -> None:
         raise SystemExit(f"{cache.dir}: {len(missing)} videos of {args.manifest} have no cached {base.name} features; "
                          f"run train.py backbone={base.name} on this manifest first")
     with torch.no_grad():
-        scores = {v: float(predictor.errors(torch.from_numpy(f).float()[None]).abs().mean(-1).max()) for v, f in feats.items()}
+        stat = STATISTICS[args.statistic]
+        scores = {v: float(stat(predictor.errors(torch.from_numpy(f).float()[None]).abs().mean(-1))) for v, f in feats.items()}
     for name in args.benchmarks:
         b = dict(OmegaConf.to_container(OmegaConf.load(CONFIGS / f"{name}.yaml")))
         if args.split:

@@ -81,9 +81,11 @@ def test_prediction_error_is_larger_on_a_teleport_than_on_its_plausible_twin(che
         assert err_v.max() > 2 * err_p.max(), s  # the jump (frame 6) is what the dynamics did not predict
         assert err_v[FRAMES // 2 :].max() > err_v[: FRAMES // 2].max(), s  # ... and it is found after the jump
         torch.testing.assert_close(plausible[:k + 1, :d], plausible[:1, :d].expand(k + 1, -1))  # no prediction yet: repeat
-    # The second half is the base features, standardised as the predictor saw them.
+    # The second half is the base features as the cache stores them (float16), standardised as the predictor saw them.
     x = enc.preprocess(decode_clip(m.video_path("v/s0_plausible.mp4"), ClipSpec(FRAMES)).frames)[None]
-    torch.testing.assert_close(enc(x)[0, :, d:], enc.predictor.standardise(enc.base(x))[0])
+    torch.testing.assert_close(enc(x)[0, :, d:], enc.predictor.standardise(enc.base(x).half().float())[0])
+    # Derived from the stored base features or computed from the clip: one computation (what extraction relies on).
+    torch.testing.assert_close(enc.derive(enc.base(x)[0].half()), enc(x)[0], rtol=0, atol=0)
 
 
 def test_checkpoint_content_is_in_the_cache_key(checkpoint, tmp_path):
@@ -158,3 +160,42 @@ def test_cross_world_fit_sees_the_named_sources_only(tiny_worlds, tmp_path):
     assert fit["sources"] == ["world3d"]
     assert fit["num_train_clips"] == int((plausible_3d & (v["split"] == "train")).sum()) > 0
     assert fit["num_val_clips"] == int((plausible_3d & (v["split"] == "val")).sum())
+
+
+def test_default_backbone_fits_its_model_in_the_run_and_the_scorer_carries_it(manifest, tmp_path):
+    """`backbone=flow_dynamics` (the default) fits the dynamics model on the run's own plausible training clips,
+    and the exported scorer holds a copy: moved elsewhere, with the run's copy gone, it reproduces the run."""
+    run = tmp_path / "run"
+    overrides = [o for o in TOY if not o.startswith("clip.")]
+    cfg = compose_train(run, [*overrides, f"clip.num_frames={FRAMES}", "backbone.fit.base.grid=2",
+                              "backbone.fit.predictor.epochs=20", "backbone.fit.predictor.hidden=16", "data=manifest",
+                              f"data.source.path={manifest}", "eval.report=false", "eval.n_boot=20",
+                              f"paths.cache_dir={tmp_path / 'cache'}"])
+    assert cfg.backbone.checkpoint == "fit" and cfg.head.kind == "monotone" and list(cfg.pooling.stats) == ["mean"]
+    train(cfg)
+    fit = json.loads((run / "dynamics" / "config.json").read_text())["fit"]
+    v = Manifest.load(manifest).videos
+    assert fit["num_train_clips"] == int(((v["split"] == "train") & (v["magnitude"] == 0)).sum()) > 0
+    assert fit["num_val_clips"] == int(((v["split"] == "val") & (v["magnitude"] == 0)).sum())
+
+    moved = shutil.copytree(run / "scorer", tmp_path / "elsewhere" / "scorer")
+    shutil.rmtree(run / "dynamics")
+    enc = json.loads((moved / "config.json").read_text())["encoder"]
+    assert enc["kwargs"]["checkpoint"] == "encoder/checkpoint" and enc["bundled"] == ["checkpoint"]
+    scorer = Scorer.from_pretrained(moved)
+    assert scorer.head.kind == "monotone" and scorer.encoder.name == "dynamics"
+    expected = pd.read_csv(run / "scores.csv")
+    got = scorer.score_raw_many([manifest / p for p in expected["path"]])
+    assert np.max(np.abs(np.array(got) - expected["raw_score"].to_numpy())) < 1e-5
+    resaved = scorer.save_pretrained(moved)  # saving a scorer onto its own directory keeps its bundled model
+    assert (resaved / "encoder" / "checkpoint" / "model.safetensors").is_file()
+
+
+def test_fit_in_run_without_fit_settings_is_a_clear_error(manifest, tmp_path):
+    from phyprobe.errors import InvalidOption
+
+    cfg = compose_train(tmp_path, [*TOY, "data=manifest", f"data.source.path={manifest}"])
+    with open_dict(cfg):
+        del cfg.backbone["fit"]
+    with pytest.raises(InvalidOption, match="needs a 'fit' block"):
+        train(cfg)

@@ -20,7 +20,7 @@ def _train(manifest: Path, cache: Path, out: Path, *overrides: str) -> pd.DataFr
     with initialize_config_dir(config_dir=str(CONFIGS), version_base="1.3"):
         cfg = compose("train", overrides=[
             "data=manifest", f"data.source.path={manifest}", "eval.baselines=[]", "eval.report=false",
-            f"paths.output_dir={out}", f"paths.cache_dir={cache}", "backbone.weights=null", "backbone.image_size=32",
+            f"paths.output_dir={out}", f"paths.cache_dir={cache}", "backbone=efficientnet_lite0", "backbone.weights=null", "backbone.image_size=32",
             "clip.num_frames=4", "extract.num_workers=0", "extract.batch_size=4", "trainer.max_epochs=3",
             "trainer.accelerator=cpu", "trainer.enable_progress_bar=false", "optim.batch_size=4", "head.hidden=32",
             *overrides])

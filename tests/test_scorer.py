@@ -14,11 +14,15 @@ from phyprobe.training.pipeline import train
 from train_helpers import TOY, compose_train
 
 
-@pytest.fixture(scope="module")
-def toy_run(toy_manifest, tmp_path_factory):
+# the default (a dynamics model on flow statistics, fitted in the run) and the paper's RGB frame encoder
+BACKBONES = {"flow_dynamics": "dynamics", "efficientnet_lite0": "efficientnet_lite0"}
+
+
+@pytest.fixture(scope="module", params=sorted(BACKBONES))
+def toy_run(request, toy_manifest, tmp_path_factory):
     out = tmp_path_factory.mktemp("run")
-    cfg = compose_train(out, [*TOY, "data=manifest", f"data.source.path={toy_manifest}", "eval.report=false",
-                              f"paths.cache_dir={out / 'cache'}"])
+    cfg = compose_train(out, [*TOY, f"backbone={request.param}", "data=manifest", f"data.source.path={toy_manifest}",
+                              "eval.report=false", f"paths.cache_dir={out / 'cache'}"])
     train(cfg)
     return out
 
@@ -27,7 +31,8 @@ def test_run_saves_reproducibility_record(toy_run):
     info = json.loads((toy_run / "run_info.json").read_text())
     assert info["seed"] == 0 and "git_commit" in info["code"] and info["config"]["clip"]["num_frames"] == 4
     cfg = json.loads((toy_run / "scorer" / "config.json").read_text())
-    assert cfg["encoder"]["name"] == "efficientnet_lite0" and cfg["feature_dtype"] == "float16"
+    assert cfg["encoder"]["name"] == info["config"]["backbone"]["name"] in BACKBONES.values()
+    assert cfg["feature_dtype"] == "float16"
     assert (toy_run / "scorer" / "model.safetensors").is_file()
 
 
@@ -60,7 +65,10 @@ def test_fingerprint_mismatch_is_refused(toy_run, tmp_path):
     bad = tmp_path / "scorer"
     shutil.copytree(toy_run / "scorer", bad)
     cfg = json.loads((bad / "config.json").read_text())
-    cfg["encoder"]["kwargs"]["image_size"] = 96  # different preprocessing than trained with
+    if cfg["encoder"]["name"] == "dynamics":  # its features without the rounding the head was trained on
+        cfg["encoder"]["kwargs"]["base_dtype"] = "float32"
+    else:
+        cfg["encoder"]["kwargs"]["image_size"] = 96  # different preprocessing than trained with
     (bad / "config.json").write_text(json.dumps(cfg))
     with pytest.raises(ValueError, match="fingerprint"):
         Scorer.from_pretrained(bad)

@@ -22,5 +22,11 @@ TOY = [
 
 
 def compose_train(tmp_path: Path, overrides: list[str], config_name: str = "train") -> DictConfig:
+    """``backbone.image_size=N`` sizes whichever encoder the run builds: the backbone itself, or the base
+    encoder of a dynamics model fitted in the run (``fit.base``, the default backbone)."""
+    sizes = [o for o in overrides if o.startswith("backbone.image_size=")]
+    rest = [f"paths.output_dir={tmp_path}", *(o for o in overrides if o not in sizes)]
     with initialize_config_dir(version_base="1.3", config_dir=str(CONFIGS)):
-        return compose(config_name, overrides=[f"paths.output_dir={tmp_path}", *overrides])
+        if sizes and "fit" in compose(config_name, overrides=rest).backbone:
+            sizes = [o.replace("backbone.", "backbone.fit.base.", 1) for o in sizes]
+        return compose(config_name, overrides=[*rest, *sizes])

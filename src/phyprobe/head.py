@@ -1,5 +1,11 @@
 """The learned part of PhyProbe: pooled clip vector -> standardise -> 3-layer GELU MLP -> scalar.
 
+``kind="monotone"`` replaces the MLP by a non-negative weighting of the standardised inputs, for
+features that are evidence of a violation by construction (the ``dynamics`` encoder's prediction
+errors: more surprise never means more plausible). The weights may say which evidence counts, never
+invert it, which is what keeps a head from learning a world's habits (docs/results.md, "A default that
+transfers"): an MLP on the same errors transfers worse than their plain average.
+
 Input standardisation statistics are fitted once on the training set's pooled features and stored
 as buffers, so they are exported with the weights and a scorer needs nothing else to reproduce them.
 """
@@ -32,17 +38,42 @@ class MLPHead(nn.Module):
         return self.net(x).squeeze(-1)
 
 
+class MonotoneHead(nn.Module):
+    """s = sum_i softplus(w_i) x_i + b: non-decreasing in every input. Starts as the inputs' plain mean."""
+
+    def __init__(self, in_dim: int):
+        super().__init__()
+        start = torch.tensor(1.0 / in_dim)
+        self.raw_weight = nn.Parameter(torch.full((in_dim,), float(start.expm1().log())))  # softplus^-1(1/in_dim)
+        self.bias = nn.Parameter(torch.zeros(()))
+
+    def weights(self) -> torch.Tensor:
+        return nn.functional.softplus(self.raw_weight)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x @ self.weights() + self.bias
+
+
+HEAD_KINDS = ("mlp", "monotone")
+
+
 class PhyProbeHead(nn.Module):
     """Per-step features (B, T, D) -> raw violation score s (B,). Report ``s.clamp(0, 1)``."""
 
-    def __init__(self, feature_dim: int, stats=("mean", "std", "max"), hidden: int = 256, dropout: float = 0.1):
+    def __init__(self, feature_dim: int, stats=("mean", "std", "max"), hidden: int = 256, dropout: float = 0.1,
+                 kind: str = "mlp"):
         super().__init__()
+        if kind not in HEAD_KINDS:
+            raise ValueError(f"head kind must be one of {HEAD_KINDS}, got {kind!r}")
         self.pool = TemporalStatsPool(stats)
         in_dim = self.pool.out_dim(feature_dim)
-        self.feature_dim = feature_dim
+        self.feature_dim, self.kind = feature_dim, kind
         self.register_buffer("in_mean", torch.zeros(in_dim))
         self.register_buffer("in_std", torch.ones(in_dim))
-        self.mlp = MLPHead(in_dim, hidden, dropout)
+        if kind == "mlp":
+            self.mlp = MLPHead(in_dim, hidden, dropout)
+        else:
+            self.monotone = MonotoneHead(in_dim)
 
     @torch.no_grad()
     def fit_normalisation(self, feats, rows=None, batch: int = 256) -> None:
@@ -70,7 +101,7 @@ class PhyProbeHead(nn.Module):
 
     def forward(self, feats: torch.Tensor) -> torch.Tensor:
         x = (self.pool(feats) - self.in_mean) / self.in_std
-        return self.mlp(x)
+        return self.mlp(x) if self.kind == "mlp" else self.monotone(x)
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())

@@ -41,6 +41,9 @@ class FrozenEncoder(nn.Module):
     weights_id: str = "random"
     options: dict
     factory_kwargs: dict
+    # factory options naming a local directory of the encoder's own weights (a fitted dynamics model):
+    # an exported scorer carries a copy, so it does not depend on the training machine's paths
+    bundled_kwargs: tuple[str, ...] = ()
 
     def __init__(self):
         super().__init__()

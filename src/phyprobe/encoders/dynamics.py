@@ -142,9 +142,15 @@ def load_checkpoint(path: str | Path) -> tuple[FrozenEncoder, NextStepPredictor,
 
 
 class DynamicsEncoder(FrozenEncoder):
-    def __init__(self, base: FrozenEncoder, predictor: NextStepPredictor, include_base: bool):
+    """The base encoder's features, rounded to ``base_dtype`` as its feature cache stores them, then the
+    predictor's errors. The rounding makes :meth:`derive` on cached base features and a forward pass on
+    the clip the same computation, so extraction encodes the base once (shared by every dynamics model
+    fitted on it) and the exported scorer still reproduces the training features."""
+
+    def __init__(self, base: FrozenEncoder, predictor: NextStepPredictor, include_base: bool, base_dtype: str = "float16"):
         super().__init__()
         self.base, self.predictor, self.include_base = base, predictor, include_base
+        self.base_dtype = base_dtype
         self.preprocess = base.preprocess
         self.frames_per_step = base.frames_per_step
         self.feature_dim = base.feature_dim * (2 if include_base else 1)
@@ -155,20 +161,30 @@ class DynamicsEncoder(FrozenEncoder):
     def num_steps(self, num_frames: int) -> int:
         return self.base.num_steps(num_frames)
 
-    def forward_features(self, clips: torch.Tensor) -> torch.Tensor:
-        z = self.base.forward_features(clips).float()
+    @torch.no_grad()
+    def derive(self, base_feats: torch.Tensor) -> torch.Tensor:
+        """Per-step features from the base's stored features, (T, D_base) or (B, T, D_base)."""
+        one = base_feats.dim() == 2
+        z = (base_feats[None] if one else base_feats).to(getattr(torch, self.base_dtype)).float()
         err = pad_first(self.predictor.errors(z).abs(), self.predictor.context)
-        return torch.cat([err, self.predictor.standardise(z)], dim=-1) if self.include_base else err
+        out = torch.cat([err, self.predictor.standardise(z)], dim=-1) if self.include_base else err
+        return out[0] if one else out
+
+    def forward_features(self, clips: torch.Tensor) -> torch.Tensor:
+        return self.derive(self.base.forward_features(clips))
 
 
 @register_encoder("dynamics")
 def dynamics(checkpoint: str | None = DEFAULT_CHECKPOINT, include_base: bool = True, base: dict | None = None,
-             context: int = 3, hidden: int = 256) -> FrozenEncoder:
+             context: int = 3, hidden: int = 256, base_dtype: str = "float16") -> FrozenEncoder:
     """Per step: |next-step prediction error| of the base features (D), then, with ``include_base``, the
     standardised base features (D). ``checkpoint``: a directory written by ``train_dynamics.py``; None
     builds a random-initialised (seeded) predictor over ``base`` ({"name": ..., **options}), for tests,
     as ``weights=None`` does for the other entries. ``base``, ``context`` and ``hidden`` come from the
-    checkpoint when there is one."""
+    checkpoint when there is one. ``base_dtype``: the storage dtype of the base features (the feature
+    cache's), which the predictor reads."""
+    if base_dtype not in ("float16", "float32"):
+        raise ValueError(f"dynamics: base_dtype must be float16 or float32, got {base_dtype!r}")
     if checkpoint is not None:
         if base is not None:
             raise ValueError("dynamics: base comes from the checkpoint's config.json; pass base only with checkpoint=None")
@@ -180,10 +196,11 @@ def dynamics(checkpoint: str | None = DEFAULT_CHECKPOINT, include_base: bool = T
             torch.manual_seed(0)
             predictor = NextStepPredictor(base_enc.feature_dim, context, hidden)
         weights_id = "random"
-    enc = DynamicsEncoder(base_enc, predictor.eval(), include_base)
+    enc = DynamicsEncoder(base_enc, predictor.eval(), include_base, base_dtype)
     enc.weights_id = weights_id
+    enc.bundled_kwargs = ("checkpoint",)
     enc.options = {"base": base_enc.describe(), "context": predictor.context, "hidden": predictor.hidden,
-                   "include_base": include_base}
+                   "include_base": include_base, "base_dtype": base_dtype}
     return enc
 
 

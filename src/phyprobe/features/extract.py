@@ -173,6 +173,12 @@ def extract_features(
     todo = [(v, p) for v, p in paths.items() if v not in skip]
     if not todo:
         return cache
+    if callable(getattr(encoder, "derive", None)):
+        base_cache = extract_features(manifest.keep(manifest.videos["id"].isin([v for v, _ in todo]).to_numpy()), encoder.base,
+                                      clip, cache_root, encoder.base_dtype, batch_size, num_workers, shard_size, trainer_kwargs,
+                                      encoder_threads, flush_seconds)
+        _derive_from_base(cache, base_cache, encoder, todo, shard_size, flush_seconds)
+        return cache
     todo, copies = _share_content(cache, todo, shard_size, flush_seconds)
     if not todo:
         return cache
@@ -196,6 +202,26 @@ def extract_features(
         threads = encoder_threads or default_encoder_threads(num_workers, processes=trainer.num_devices)
         trainer.predict(ExtractionModule(encoder, cpu_threads=threads), loader, return_predictions=False)
     return cache
+
+
+def _derive_from_base(cache: FeatureCache, base_cache: FeatureCache, encoder: FrozenEncoder, todo: list[tuple[str, Path]],
+                      shard_size: int, flush_seconds: float) -> None:
+    """Features of an encoder computed from another's (``encoder.derive``: a dynamics model on its base),
+    read from the base's cache: the base is encoded once for every model fitted on it. A video the base
+    could not read fails here too, with the base's reason."""
+    want = dict(todo)
+    failures = base_cache.failures()
+    log.info("deriving %d videos' %s features from %s", len(todo), encoder.name, base_cache.dir)
+    w = cache.writer(shard_size=shard_size, flush_seconds=flush_seconds)
+    try:
+        for s in base_cache.iter_samples():
+            if s["id"] in want:
+                w.write(s["id"], encoder.derive(torch.from_numpy(s["feats"])), s["times"])
+        for vid, path in todo:
+            if vid in failures:
+                w.fail(vid, str(path), failures[vid]["reason"])
+    finally:
+        w.close()
 
 
 def _share_content(cache: FeatureCache, todo: list[tuple[str, Path]], shard_size: int, flush_seconds: float

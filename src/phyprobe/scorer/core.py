@@ -3,6 +3,8 @@
 Layout::
 
     model.safetensors   head weights and its input-normalisation buffers
+    encoder/<option>/   a copy of each local weights directory the encoder was built from (a fitted
+                        dynamics model), so the scorer does not depend on the training machine's paths
     config.json         encoder (registry name, factory options, fingerprint), clip spec, feature
                         dtype, pooling, head size, code version and training summary
     README.md           model card (written by ``save_pretrained``)
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -35,7 +38,7 @@ from ..io.video import ClipSpec, VideoDecodeError
 from ..runinfo import atomic_write_json, code_version
 
 FORMAT = "phyprobe-scorer/1"
-WEIGHTS, CONFIG, CARD = "model.safetensors", "config.json", "README.md"
+WEIGHTS, CONFIG, CARD, BUNDLE = "model.safetensors", "config.json", "README.md", "encoder"
 
 
 class ScorerLoadError(UserError, ValueError):
@@ -59,9 +62,10 @@ def export_scorer(out_dir: str | Path, encoder: FrozenEncoder, head: PhyProbeHea
     tmp = out / (WEIGHTS + ".tmp")
     save_file(tensors, str(tmp), metadata={"format": FORMAT})
     tmp.replace(out / WEIGHTS)
+    kwargs, bundled = _bundle_encoder_files(out, encoder)
     atomic_write_json(out / CONFIG, {
         "format": FORMAT,
-        "encoder": {"name": encoder.name, "kwargs": encoder.factory_kwargs, "fingerprint": encoder.fingerprint(),
+        "encoder": {"name": encoder.name, "kwargs": kwargs, "bundled": bundled, "fingerprint": encoder.fingerprint(),
                     "describe": encoder.describe()},
         "clip": clip.to_dict(),
         "feature_dtype": feature_dtype,
@@ -70,6 +74,27 @@ def export_scorer(out_dir: str | Path, encoder: FrozenEncoder, head: PhyProbeHea
         **(extra or {}),
     })
     return out
+
+
+def _bundle_encoder_files(out: Path, encoder: FrozenEncoder) -> tuple[dict, list[str]]:
+    """Copy each local directory the encoder's options name into ``out/encoder/<option>`` (atomically:
+    a copy beside it, then a rename); returns the options pointing at the copies, relative to ``out``."""
+    kwargs, bundled = dict(encoder.factory_kwargs), []
+    for key in getattr(encoder, "bundled_kwargs", ()):
+        src = kwargs.get(key)
+        if src is None or not Path(src).is_dir():
+            continue
+        rel = f"{BUNDLE}/{key}"
+        dst = out / rel
+        if not (dst.exists() and dst.resolve() == Path(src).resolve()):  # re-saving a scorer onto itself keeps it
+            tmp = out / f"{rel}.tmp"
+            shutil.rmtree(tmp, ignore_errors=True)
+            shutil.copytree(src, tmp)
+            shutil.rmtree(dst, ignore_errors=True)
+            tmp.replace(dst)
+        kwargs[key] = rel
+        bundled.append(key)
+    return kwargs, bundled
 
 
 def _read_config(path: Path) -> dict:
@@ -100,8 +125,11 @@ def _read_config(path: Path) -> dict:
 
 def _build_encoder(cfg: dict, cfg_file: Path, check_fingerprint: bool) -> FrozenEncoder:
     e = cfg["encoder"]
+    kwargs = dict(e["kwargs"])
+    for key in e.get("bundled", []):  # shipped inside the scorer directory
+        kwargs[key] = str(cfg_file.parent / kwargs[key])
     try:
-        enc = from_config(e["name"], **e["kwargs"])
+        enc = from_config(e["name"], **kwargs)
     except KeyError as err:  # unknown registry name
         raise ScorerLoadError(f"{cfg_file}: encoder {e['name']!r} is not in this phyprobe's registry ({err.args[0]})") from err
     except TypeError as err:
@@ -114,7 +142,8 @@ def _build_encoder(cfg: dict, cfg_file: Path, check_fingerprint: bool) -> Frozen
 
 def _build_head(cfg: dict, weights: Path) -> PhyProbeHead:
     h = cfg["head"]
-    head = PhyProbeHead(h["feature_dim"], stats=tuple(h["stats"]), hidden=h["hidden"], dropout=h.get("dropout", 0.0))
+    head = PhyProbeHead(h["feature_dim"], stats=tuple(h["stats"]), hidden=h["hidden"], dropout=h.get("dropout", 0.0),
+                        kind=h.get("kind", "mlp"))
     if not weights.is_file():
         raise ScorerLoadError(f"{weights}: missing (the scorer's head weights)")
     try:

@@ -17,7 +17,7 @@ import re
 import tempfile
 from pathlib import Path
 
-from .core import CARD, CONFIG, WEIGHTS, ScorerLoadError
+from .core import BUNDLE, CARD, CONFIG, WEIGHTS, ScorerLoadError
 
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
@@ -62,7 +62,7 @@ def resolve(path: str | Path, revision: str | None = None, cache_dir: str | Path
     at = f" at revision {revision!r}" if revision else ""
     try:
         return Path(snapshot_download(str(path), revision=revision, cache_dir=cache_dir,
-                                      allow_patterns=[CONFIG, WEIGHTS, CARD]))
+                                      allow_patterns=[CONFIG, WEIGHTS, CARD, f"{BUNDLE}/*"]))
     except LocalEntryNotFoundError as e:
         raise ScorerLoadError(f"{path}: no such local directory, and not in the Hub cache{at} while offline or "
                               f"without connection (download it once online, or check HF_HUB_CACHE)") from e
@@ -103,6 +103,12 @@ def _figures(run: Path) -> list[str]:
             "intervals and the number of units:", "", *headline_table(evaluators)]
 
 
+def _head_words(h: dict) -> str:
+    if h.get("kind", "mlp") == "monotone":
+        return "a non-negative (monotone) weighting of the pooled features"
+    return f"a small GELU MLP head (hidden width {h['hidden']})"
+
+
 def model_card(cfg: dict, run_dir: Path | None) -> str:
     enc = cfg["encoder"]
     d = enc.get("describe", {})
@@ -117,7 +123,7 @@ def model_card(cfg: dict, run_dir: Path | None) -> str:
         "---", "library_name: phyprobe", "tags:", "- video", "- physics", "- evaluation", "- phyprobe", "---", "",
         f"# phyprobe scorer ({enc['name']})", "",
         "A learned evaluator of physical consistency in videos: a frozen pretrained encoder, temporal "
-        f"{'/'.join(h['stats'])} pooling of per-frame features, and a small GELU MLP head giving a violation "
+        f"{'/'.join(h['stats'])} pooling of per-frame features, and {_head_words(h)} giving a violation "
         "score clipped to [0, 1].", "",
         "```python", "from phyprobe import Scorer", "", "scorer = Scorer.from_pretrained(\"ORG/NAME\")",
         "scorer.score(\"clip.mp4\")            # a file", "scorer.score_frames(frames)           # (B, T, H, W, 3) uint8",
@@ -126,7 +132,7 @@ def model_card(cfg: dict, run_dir: Path | None) -> str:
         f"- registry entry `{enc['name']}` with options `{json.dumps(enc['kwargs'])}`, weights `{d.get('weights_id', '?')}`",
         f"- fingerprint `{enc['fingerprint']}` (checked at load: a different encoder or preprocessing is refused)",
         f"- input {pre.get('size', '?')} px, resize `{pre.get('resize', '?')}`, clip `{json.dumps(cfg['clip'])}`",
-        f"- head: hidden width {h['hidden']}, features stored as {cfg['feature_dtype']}",
+        f"- head: {_head_words(h)}, features stored as {cfg['feature_dtype']}",
         f"- code: phyprobe {code.get('package', '?')}, commit {code.get('git_commit') or 'unknown'}", "",
         "## Training data", "", *(data or [missing]), "",
         "## Evaluation", "", *(figs or [missing]), "",

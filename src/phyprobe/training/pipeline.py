@@ -142,6 +142,34 @@ def build_encoder(backbone_cfg: DictConfig) -> FrozenEncoder:
     return instantiate_or_user_error(backbone_cfg)
 
 
+FIT_IN_RUN = "fit"  # a dynamics backbone's checkpoint value: fit the model in this run
+
+
+def fit_backbone_in_run(cfg: DictConfig, out: Path) -> DictConfig:
+    """The backbone config to build. A ``dynamics`` backbone with ``checkpoint: fit`` first gets its model
+    fitted on this run's own plausible training clips (training sources and splits; validation splits pick
+    the epoch), written to ``<run>/dynamics`` with the backbone's ``fit`` settings, so no violation and no
+    held-out clip is ever seen by it; the ``fit`` block is not an encoder option and is dropped."""
+    backbone = OmegaConf.to_container(cfg.backbone, resolve=True)
+    fit = backbone.pop("fit", None)
+    if backbone.get("checkpoint") != FIT_IN_RUN:
+        return OmegaConf.create(backbone)
+    if fit is None:
+        raise InvalidOption(f"backbone {backbone.get('name')!r}: checkpoint: {FIT_IN_RUN} needs a 'fit' block "
+                            "(base encoder and predictor settings; see configs/backbone/flow_dynamics.yaml)")
+    from .dynamics import train_dynamics  # imports this module
+
+    target = out / "dynamics"
+    train_dynamics(OmegaConf.create({
+        "seed": cfg.seed, "clip": OmegaConf.to_container(cfg.clip, resolve=True), "feature_dtype": cfg.feature_dtype,
+        "base": {"_target_": "phyprobe.encoders.from_config", "_convert_": "all", **fit["base"]},
+        "predictor": fit["predictor"], "data": OmegaConf.to_container(cfg.data, resolve=True),
+        "extract": OmegaConf.to_container(cfg.extract, resolve=True),
+        "paths": {"cache_dir": cfg.paths.cache_dir, "output_dir": str(target)}}))
+    backbone["checkpoint"] = str(target)
+    return OmegaConf.create(backbone)
+
+
 def train(cfg: DictConfig) -> dict:
     """Run one training job described by ``cfg``; returns the evaluation metrics."""
     out = Path(cfg.paths.output_dir)
@@ -149,7 +177,7 @@ def train(cfg: DictConfig) -> dict:
     L.seed_everything(cfg.seed, workers=True)
     save_run_info(out, OmegaConf.to_container(cfg, resolve=True), cfg.seed)
 
-    encoder = build_encoder(cfg.backbone)  # first: a missing-weights error must not wait for the data
+    encoder = build_encoder(fit_backbone_in_run(cfg, out))  # first: a missing-weights error must not wait for the data
     manifest: Manifest = instantiate_or_user_error(cfg.data.source)
     clip = ClipSpec(**cfg.clip)
     cache = extract_features(manifest, encoder, clip, cfg.paths.cache_dir, dtype=cfg.feature_dtype, **cfg.extract)
@@ -166,7 +194,8 @@ def train(cfg: DictConfig) -> dict:
     trained_on = sorted(train_m.videos["source"].unique())  # a source without training videos is out of distribution
     if train_m.pairs.empty:
         raise InvalidOption(f"no training pairs in splits {list(cfg.data.train_splits)} of {manifest.root}")
-    head = PhyProbeHead(encoder.feature_dim, stats=tuple(cfg.pooling.stats), hidden=cfg.head.hidden, dropout=cfg.head.dropout)
+    head = PhyProbeHead(encoder.feature_dim, stats=tuple(cfg.pooling.stats), hidden=cfg.head.hidden, dropout=cfg.head.dropout,
+                        kind=cfg.head.get("kind", "mlp"))
     train_rows = [row_of[v] for v in train_m.videos["id"]]
     head.fit_normalisation(feats, train_rows)
     log.info("head: %d parameters on %d-d pooled input", head.num_parameters(), head.pool.out_dim(encoder.feature_dim))
@@ -191,7 +220,8 @@ def train(cfg: DictConfig) -> dict:
     scores_csv = out / "scores.csv"
     scores[["id", "path", "split", "source", "raw_score", "score"]].to_csv(scores_csv, index=False, float_format="%.8g")
 
-    head_cfg = {"feature_dim": encoder.feature_dim, "stats": list(cfg.pooling.stats), "hidden": cfg.head.hidden, "dropout": cfg.head.dropout}
+    head_cfg = {"feature_dim": encoder.feature_dim, "stats": list(cfg.pooling.stats), "hidden": cfg.head.hidden,
+                "dropout": cfg.head.dropout, "kind": head.kind}
     scorer_dir = export_scorer(out / "scorer", encoder, head, clip, cfg.feature_dtype, head_cfg,
                                extra={"training": {"run_dir": str(out), "seed": cfg.seed, "num_train_pairs": len(train_m.pairs), "trained_on": trained_on,
                                                    "feature_cache": str(cache.dir)}})
