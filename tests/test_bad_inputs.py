@@ -175,7 +175,7 @@ def test_every_bad_manifest_through_train(bad_manifests, tmp_path, capsys):
 
     for c in bad_manifests:
         cfg = compose_train(tmp_path / "run", [*TOY, "data=manifest", f"data.source.path={c.path}",
-                                               f"paths.cache_dir={tmp_path / 'cache'}", "backbone.weights=null"])
+                                               f"paths.cache_dir={tmp_path / 'cache'}", "backbone=efficientnet_lite0", "backbone.weights=null"])
         with pytest.raises(SystemExit) as e, report_user_errors(debug=False):
             train(cfg)
         lines = _error_lines(capsys.readouterr().err)
@@ -231,7 +231,7 @@ def test_train_and_eval_scripts_report_user_errors_in_one_line(tmp_path, corpus,
     """The Hydra entry points themselves, as a user runs them."""
     root, cases = corpus
     bad = manifest_cases(tmp_path / "m", _by_name(cases)["good video"].path)[0]  # no videos.jsonl
-    r = subprocess.run([sys.executable, "train.py", "data=manifest", f"data.source.path={bad.path}", "backbone.weights=null",
+    r = subprocess.run([sys.executable, "train.py", "data=manifest", f"data.source.path={bad.path}", "backbone=efficientnet_lite0", "backbone.weights=null",
                         f"hydra.run.dir={tmp_path / 'run'}"], capture_output=True, text=True, env=ENV, cwd=REPO, timeout=300)
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-2000:]
     assert _error_lines(r.stderr) == [f"phyprobe: error: {bad.path / 'videos.jsonl'}: manifest table not found"]

@@ -34,6 +34,7 @@ from .motion import pad_first
 FORMAT = "phyprobe-dynamics/1"
 DEFAULT_CHECKPOINT = ".cache/dynamics/flow_stats"  # where `python train_dynamics.py` writes by default
 DEFAULT_BASE = {"name": "flow_stats"}
+FINITE = 6.0e4  # below float16's largest finite value (65504)
 
 
 class NextStepPredictor(nn.Module):
@@ -168,6 +169,9 @@ class DynamicsEncoder(FrozenEncoder):
         z = (base_feats[None] if one else base_feats).to(getattr(torch, self.base_dtype)).float()
         err = pad_first(self.predictor.errors(z).abs(), self.predictor.context)
         out = torch.cat([err, self.predictor.standardise(z)], dim=-1) if self.include_base else err
+        # a feature nearly constant on the plausible clips has a tiny std: far off it, the standardised value
+        # would overflow float16 storage; past FINITE it is saturated, not infinite
+        out = out.clamp(-FINITE, FINITE)
         return out[0] if one else out
 
     def forward_features(self, clips: torch.Tensor) -> torch.Tensor:

@@ -21,7 +21,7 @@ from ..encoders.dynamics import fit_predictor, plausible_mask, save_checkpoint
 from ..features.extract import extract_features
 from ..io.video import ClipSpec
 from ..runinfo import save_run_info
-from .pipeline import build_encoder, train_sources
+from .pipeline import build_encoder, instantiate_or_user_error, train_sources
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ def train_dynamics(cfg: DictConfig) -> dict:
     save_run_info(out, OmegaConf.to_container(cfg, resolve=True), cfg.seed)
 
     base = build_encoder(cfg.base)
-    manifest: Manifest = instantiate(cfg.data.source)
+    manifest: Manifest = instantiate_or_user_error(cfg.data.source)
     clip = ClipSpec(**cfg.clip)
     sources = train_sources(manifest, cfg.data.get("train_sources"))  # a cross-world model sees one world
     wanted = manifest.keep(plausible_mask(manifest.videos) & manifest.videos["source"].isin(sources).to_numpy()
