@@ -148,6 +148,8 @@ class DynamicsEncoder(FrozenEncoder):
     the clip the same computation, so extraction encodes the base once (shared by every dynamics model
     fitted on it) and the exported scorer still reproduces the training features."""
 
+    bundled_kwargs = ("checkpoint",)  # the fitted model travels inside an exported scorer
+
     def __init__(self, base: FrozenEncoder, predictor: NextStepPredictor, include_base: bool, base_dtype: str = "float16"):
         super().__init__()
         self.base, self.predictor, self.include_base = base, predictor, include_base
@@ -202,7 +204,6 @@ def dynamics(checkpoint: str | None = DEFAULT_CHECKPOINT, include_base: bool = T
         weights_id = "random"
     enc = DynamicsEncoder(base_enc, predictor.eval(), include_base, base_dtype)
     enc.weights_id = weights_id
-    enc.bundled_kwargs = ("checkpoint",)
     enc.options = {"base": base_enc.describe(), "context": predictor.context, "hidden": predictor.hidden,
                    "include_base": include_base, "base_dtype": base_dtype}
     return enc

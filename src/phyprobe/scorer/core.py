@@ -80,7 +80,7 @@ def _bundle_encoder_files(out: Path, encoder: FrozenEncoder) -> tuple[dict, list
     """Copy each local directory the encoder's options name into ``out/encoder/<option>`` (atomically:
     a copy beside it, then a rename); returns the options pointing at the copies, relative to ``out``."""
     kwargs, bundled = dict(encoder.factory_kwargs), []
-    for key in getattr(encoder, "bundled_kwargs", ()):
+    for key in encoder.bundled_kwargs:
         src = kwargs.get(key)
         if src is None or not Path(src).is_dir():
             continue

@@ -161,7 +161,9 @@ def fit_backbone_in_run(cfg: DictConfig, out: Path) -> DictConfig:
 
     target = out / "dynamics"
     train_dynamics(OmegaConf.create({
-        "seed": cfg.seed, "clip": OmegaConf.to_container(cfg.clip, resolve=True), "feature_dtype": cfg.feature_dtype,
+        # the base features are cached in the dtype the encoder reads them in, so extraction reuses them
+        "seed": cfg.seed, "clip": OmegaConf.to_container(cfg.clip, resolve=True),
+        "feature_dtype": backbone.get("base_dtype", "float16"),
         "base": {"_target_": "phyprobe.encoders.from_config", "_convert_": "all", **fit["base"]},
         "predictor": fit["predictor"], "data": OmegaConf.to_container(cfg.data, resolve=True),
         "extract": OmegaConf.to_container(cfg.extract, resolve=True),
