@@ -3,6 +3,7 @@ scene, held-out families and styles that stay held out, and pairs that follow th
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 
 from phyprobe.cli import main as cli_main
 from phyprobe.data.manifest import Manifest
-from phyprobe.world.build import build_world
+from phyprobe.world.build import build_world, code_fingerprint
 
 TINY = dict(num_scenes=12, seed=3, include_real=False, num_frames=16)
 
@@ -45,9 +46,31 @@ def test_resumes_and_returns_finished_builds_at_once(built, tmp_path):
     start = time.perf_counter()
     build_world(copy, workers=1, progress=False, **TINY)
     assert time.perf_counter() - start < 0.5
-    (copy / "build.json").unlink()
+    (copy / "build.json").rename(copy / "build.pending.json")  # interrupted: the clips it wrote are kept
     victim = next(copy.rglob("violated1.mp4"))
     victim.unlink()
+    kept = next(copy.rglob("violated0.mp4"))
+    mtime = kept.stat().st_mtime_ns
+    build_world(copy, workers=1, progress=False, **TINY)
+    assert _bytes(copy) == reference and kept.stat().st_mtime_ns == mtime
+    assert (copy / "build.json").is_file() and not (copy / "build.pending.json").exists()
+
+
+def test_clips_of_other_world_code_are_drawn_again(built, tmp_path):
+    """A build left by a different version of the world code is not reused, finished or not: its clips
+    would no longer be what this code draws."""
+    copy = tmp_path / "e"
+    shutil.copytree(built, copy)
+    reference = _bytes(copy)
+    record = json.loads((copy / "build.json").read_text())
+    assert record["code"] == code_fingerprint()
+    (copy / "build.json").write_text(json.dumps({**record, "code": "older"}, sort_keys=True, indent=1))
+    stale = next(copy.rglob("violated1.mp4"))
+    stale.write_bytes(b"drawn by older code")
+    build_world(copy, workers=1, progress=False, **TINY)
+    assert _bytes(copy) == reference
+    (copy / "build.json").unlink()  # no record at all (a build older than the records): the same
+    stale.write_bytes(b"drawn by older code")
     build_world(copy, workers=1, progress=False, **TINY)
     assert _bytes(copy) == reference
 

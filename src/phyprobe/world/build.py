@@ -3,13 +3,17 @@
 Each scene depends only on (seed, scene index) and the options, and x264 runs single-threaded, so a
 build is byte-identical for a seed whatever the worker count. Reruns into the same directory skip
 mp4s that exist (they are written atomically), and a finished build with the same arguments is
-recognised by its ``build.json`` and returned at once.
+recognised by its ``build.json`` and returned at once. Both hold only for the same world code: the
+settings record a fingerprint of the code that draws, simulates, renders and writes the clips, and clips
+left by other code (or by a build that recorded none) are deleted and drawn again, never mixed in.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import logging
 import math
 import multiprocessing as mp
 import os
@@ -29,7 +33,21 @@ from phyprobe.world.scene import scene_rng
 from phyprobe.world.splits import DEFAULT_FRACTIONS, assign_splits
 
 BUILD_FILE = "build.json"
+PENDING_FILE = "build.pending.json"  # the settings of a build under way: its clips may be resumed
 BUILD_VERSION = 1
+
+log = logging.getLogger(__name__)
+
+
+def code_fingerprint() -> str:
+    """A hash of the sources that decide a clip's bytes: the world package (both engines, the footage
+    perturbations) and the video writer."""
+    world = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for f in sorted(world.rglob("*.py")) + [world.parent / "io" / "video.py"]:
+        h.update(f.relative_to(world.parent).as_posix().encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()[:16]
 ENGINES = {"2d": "phyprobe.world.planar", "3d": "phyprobe.world.bullet"}  # engine name -> module exposing ENGINE
 
 
@@ -216,7 +234,21 @@ def _run_task(task: tuple) -> tuple[tuple[int, int], list[dict], SceneGroup]:
 
 
 def _settings(num_scenes: int, seed: int, opts: WorldOptions) -> dict:
-    return {"version": BUILD_VERSION, "num_scenes": int(num_scenes), "seed": int(seed), "options": asdict(opts)}
+    return {"version": BUILD_VERSION, "code": code_fingerprint(), "num_scenes": int(num_scenes), "seed": int(seed),
+            "options": asdict(opts)}
+
+
+def _drop_clips_of_other_code(out: Path, code: str) -> None:
+    """Delete the clips in ``out`` unless its record (finished or under way) says this code drew them."""
+    records = [json.loads(p.read_text()) for p in (out / BUILD_FILE, out / PENDING_FILE) if p.is_file()]
+    if any(r.get("code") == code for r in records):
+        return
+    stale = list(out.rglob("*.mp4"))
+    if stale:
+        log.warning("%s: %d clips were drawn by other world code (recorded: %s, now: %s); drawing them again",
+                    out, len(stale), sorted({r.get("code") for r in records}, key=str) or "none", code)
+        for f in stale:
+            f.unlink()
 
 
 def build_world(out_dir, num_scenes: int, seed: int, workers: int | None = None, progress: bool = True, **options) -> Path:
@@ -234,7 +266,10 @@ def build_world(out_dir, num_scenes: int, seed: int, workers: int | None = None,
     if done.is_file() and done.read_text() == settings_text and (out / VIDEOS_FILE).is_file() and (out / PAIRS_FILE).is_file():
         return out
     out.mkdir(parents=True, exist_ok=True)
+    _drop_clips_of_other_code(out, settings["code"])
     done.unlink(missing_ok=True)  # a changed or interrupted build is not complete until rewritten
+    pending = out / PENDING_FILE
+    pending.write_text(settings_text)
     scene_splits = assign_splits(num_scenes, seed, opts.split_fractions, stream=0)
     tasks = [("scene", str(out), seed, i, scene_splits[i], opts) for i in range(num_scenes)]
     if opts.include_real and opts.num_real_segments > 0:
@@ -272,6 +307,7 @@ def build_world(out_dir, num_scenes: int, seed: int, workers: int | None = None,
     tmp = done.with_name(done.name + ".tmp")
     tmp.write_text(settings_text)
     os.replace(tmp, done)
+    pending.unlink()
     return out
 
 
