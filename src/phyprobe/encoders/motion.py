@@ -24,6 +24,8 @@ frames <= t only (causal), which next-step prediction needs.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -175,15 +177,20 @@ class FlowStatsEncoder(FrozenEncoder):
         b, t = clips.shape[:2]
         if t < 3:
             raise ValueError(f"{self.name}: flow statistics need at least 3 frames per clip (two flows), got {t}")
-        out = []
-        for frames in to_uint8(clips, self.preprocess):
-            mean_maps, max_maps = self._maps(frames)
-            m = F.adaptive_avg_pool2d(mean_maps, self.grid)
-            x = F.adaptive_max_pool2d(max_maps, self.grid)
-            cell = torch.cat([m[:, :1], x[:, :1], m[:, 1:12], x[:, 1:]], dim=1)  # (T-1, 14, g, g), CELL_STATS order
-            cell[0, -2:] = cell[1, -2:]  # the first flow has no acceleration yet: it repeats the next step's
-            out.append(cell.flatten(2).transpose(1, 2).flatten(1))  # cell-major: (T-1, g² · 14)
+        frames = to_uint8(clips, self.preprocess)
+        # OpenCV's flow and most of numpy release the GIL: the clips of a batch go to the threads torch is
+        # allowed (what extraction gives the encoder), one clip each, in order
+        with ThreadPoolExecutor(max_workers=max(1, min(len(frames), torch.get_num_threads()))) as pool:
+            out = list(pool.map(self._cells, frames))
         return pad_first(torch.stack(out)).to(clips.device)
+
+    def _cells(self, frames: np.ndarray) -> torch.Tensor:
+        mean_maps, max_maps = self._maps(frames)
+        m = F.adaptive_avg_pool2d(mean_maps, self.grid)
+        x = F.adaptive_max_pool2d(max_maps, self.grid)
+        cell = torch.cat([m[:, :1], x[:, :1], m[:, 1:12], x[:, 1:]], dim=1)  # (T-1, 14, g, g), CELL_STATS order
+        cell[0, -2:] = cell[1, -2:]  # the first flow has no acceleration yet: it repeats the next step's
+        return cell.flatten(2).transpose(1, 2).flatten(1)  # cell-major: (T-1, g² · 14)
 
 
 @register_encoder("flow_stats")
