@@ -109,7 +109,7 @@ def run_eval(cfg: DictConfig) -> dict:
     table = manifest.videos[manifest.videos["id"].isin(scores.keys())].copy()
     table["raw_score"] = [scores[v] for v in table["id"]]
     table["score"] = np.clip(table["raw_score"], 0.0, 1.0)
-    table[["id", "path", "raw_score", "score"]].to_csv(out / "scores.csv", index=False, float_format="%.8g")
+    table[["id", "path", "raw_score", "score"]].to_csv(out / "scores.csv", index=False, float_format="%.9g")
     if cfg.report:
         from .report import write_report
 

@@ -219,8 +219,8 @@ def train(cfg: DictConfig) -> dict:
 
     raw = score_features(head, feats)
     scores = manifest.videos.assign(raw_score=raw, score=np.clip(raw, 0.0, 1.0))
-    scores_csv = out / "scores.csv"
-    scores[["id", "path", "split", "source", "raw_score", "score"]].to_csv(scores_csv, index=False, float_format="%.8g")
+    scores_csv = out / "scores.csv"  # 9 significant digits: every float32 score round-trips exactly
+    scores[["id", "path", "split", "source", "raw_score", "score"]].to_csv(scores_csv, index=False, float_format="%.9g")
 
     head_cfg = {"feature_dim": encoder.feature_dim, "stats": list(cfg.pooling.stats), "hidden": cfg.head.hidden,
                 "dropout": cfg.head.dropout, "kind": head.kind}
