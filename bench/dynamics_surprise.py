@@ -1,11 +1,11 @@
 """The dynamics model's own prediction error as a violation score, with no head: how far it transfers.
 
 Scores every video of a manifest by a statistic over steps (``--statistic``: mean, the default backbone's
-pooling, or max) of its mean |next-step prediction error| (the ``dynamics`` encoder's error half, averaged
-over features), and evaluates the named benchmarks on that
+pooling, or max) of its mean |next-step prediction error| (the ``dynamics`` encoder's features with
+``--normalise`` as the encoder scales them, averaged over features), and evaluates the named benchmarks on that
 score with the project's protocols. The base features are read from the base encoder's feature cache
-(filled by ``train.py backbone=<base>`` or ``train_dynamics.py``), so this costs seconds; they are the
-stored (float16) features, where the encoder recomputes them in float32.
+(filled by ``train.py backbone=<base>`` or ``train_dynamics.py``), so this costs seconds; the encoder
+reads them in the same (float16) precision.
 
     python bench/dynamics_surprise.py .cache/dynamics/flow_stats data/world-s0-n200 \\
         --benchmarks world_test world_heldout_family world_heldout_style real_footage
@@ -21,13 +21,13 @@ import torch
 from omegaconf import OmegaConf
 
 from phyprobe.data.manifest import Manifest
-from phyprobe.encoders.dynamics import load_checkpoint
+from phyprobe.encoders.dynamics import NORMALISATIONS, DynamicsEncoder, load_checkpoint
 from phyprobe.eval.protocols import load_benchmark
 from phyprobe.features.cache import FeatureCache
 from phyprobe.io.video import ClipSpec
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs" / "benchmark"
-FIGURES = ("same_scene_accuracy_severity_ge_0.5", "auroc_plausible_vs_violated")
+FIGURES = ("same_scene_accuracy_severity_ge_0.5", "auroc_plausible_vs_violated", "cross_scene_accuracy")
 STATISTICS = {"mean": lambda e: e.mean(), "max": lambda e: e.max()}
 
 
@@ -41,6 +41,8 @@ def main() -> None:
     ap.add_argument("--n-boot", type=int, default=1000)
     ap.add_argument("--statistic", choices=sorted(STATISTICS), default="mean",
                     help="over steps: mean (what flow_dynamics pools) or max (a single surprising step)")
+    ap.add_argument("--normalise", choices=NORMALISATIONS, default="none",
+                    help="the encoder's scaling of the errors by the clip's own motion")
     args = ap.parse_args()
     base, predictor, _ = load_checkpoint(args.checkpoint)
     cfg = json.loads((args.checkpoint / "config.json").read_text())
@@ -51,9 +53,10 @@ def main() -> None:
     if missing:
         raise SystemExit(f"{cache.dir}: {len(missing)} videos of {args.manifest} have no cached {base.name} features; "
                          f"run train.py backbone={base.name} on this manifest first")
-    with torch.no_grad():
-        stat = STATISTICS[args.statistic]
-        scores = {v: float(stat(predictor.errors(torch.from_numpy(f).float()[None]).abs().mean(-1))) for v, f in feats.items()}
+    encoder = DynamicsEncoder(base, predictor.eval(), include_base=False, normalise=args.normalise)
+    stat = STATISTICS[args.statistic]
+    # the encoder's first `context` steps repeat its first error; the score reads the predicted steps only
+    scores = {v: float(stat(encoder.derive(torch.from_numpy(f))[predictor.context:].mean(-1))) for v, f in feats.items()}
     for name in args.benchmarks:
         b = dict(OmegaConf.to_container(OmegaConf.load(CONFIGS / f"{name}.yaml")))
         if args.split:

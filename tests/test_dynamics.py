@@ -88,6 +88,53 @@ def test_prediction_error_is_larger_on_a_teleport_than_on_its_plausible_twin(che
     torch.testing.assert_close(enc.derive(enc.base(x)[0].half()), enc(x)[0], rtol=0, atol=0)
 
 
+@pytest.mark.parametrize("normalise", ["clip_motion", "feature_motion"])
+def test_motion_normalised_errors_do_not_grow_with_the_clip_s_speed(normalise):
+    """A predictor that only says "no change" misses exactly each step's change: raw, its error doubles when the
+    clip moves twice as fast; relative to the clip's own motion it is m / (m + floor), near 1 at any speed."""
+    enc = from_config("dynamics", checkpoint=None, base={"name": "flow_stats", "image_size": 32, "grid": 2},
+                      include_base=False, base_dtype="float32", normalise=normalise)
+    for p in enc.predictor.net[-1].parameters():
+        torch.nn.init.zeros_(p)  # the residual predictor now predicts the last step
+    k, d = enc.predictor.context, enc.base.feature_dim
+    t = torch.arange(10.0)[:, None]
+    slow = enc.predictor.mean + enc.predictor.std * torch.sin(t + torch.arange(d) * 0.1)  # 10 steps, every feature moves
+    fast = enc.predictor.mean + enc.predictor.std * 2 * torch.sin(t + torch.arange(d) * 0.1)
+    raw = from_config("dynamics", checkpoint=None, base={"name": "flow_stats", "image_size": 32, "grid": 2},
+                      include_base=False, base_dtype="float32")
+    raw.predictor.load_state_dict(enc.predictor.state_dict())
+    torch.testing.assert_close(raw.derive(fast)[k:].mean(), 2 * raw.derive(slow)[k:].mean())
+    for clip in (slow, fast):
+        moved = (clip[k:] - clip[k - 1 : -1]).div(enc.predictor.std).abs()
+        m = moved.mean() if normalise == "clip_motion" else moved.mean(0)
+        err = enc.derive(clip)[k:]
+        torch.testing.assert_close(err.mean(0) if normalise == "feature_motion" else err.mean(), m / (m + 0.1))
+    assert abs(enc.derive(fast)[k:].mean() - enc.derive(slow)[k:].mean()) < 0.1 * enc.derive(slow)[k:].mean()
+    with pytest.raises(ValueError, match="normalise must be one of"):
+        from_config("dynamics", checkpoint=None, normalise="per_pixel")
+
+
+def test_signed_errors_put_a_stop_in_the_over_predicted_half():
+    """A body that stops: the persistence predictor expected the last step's value again and got less, so the
+    whole error is over-prediction (first half); a jump up is under-prediction; the halves add up to |error|."""
+    spec = {"name": "flow_stats", "image_size": 32, "grid": 2}
+    enc = from_config("dynamics", checkpoint=None, base=spec, include_base=False, base_dtype="float32", signed=True)
+    plain = from_config("dynamics", checkpoint=None, base=spec, include_base=False, base_dtype="float32")
+    for e in (enc, plain):
+        for p in e.predictor.net[-1].parameters():
+            torch.nn.init.zeros_(p)
+    d = enc.base.feature_dim
+    assert enc.feature_dim == 2 * d and enc.fingerprint() != plain.fingerprint()
+    clip = enc.predictor.mean.repeat(10, 1)
+    clip[:6, 0] += 3 * enc.predictor.std[0]  # feature 0 drops at step 6 (a stop)
+    clip[7:, 1] += 2 * enc.predictor.std[1]  # feature 1 jumps at step 7
+    f = enc.derive(clip)
+    over, under = f[:, :d], f[:, d:]
+    assert over[6, 0] == pytest.approx(3) and under[6, 0] == 0 and under[7, 1] == pytest.approx(2) and over[7, 1] == 0
+    assert over.sum() == pytest.approx(3) and under.sum() == pytest.approx(2)
+    torch.testing.assert_close(over + under, plain.derive(clip))
+
+
 def test_checkpoint_content_is_in_the_cache_key(checkpoint, tmp_path):
     other = tmp_path / "other"
     shutil.copytree(checkpoint, other)

@@ -5,7 +5,8 @@ exactly what trajectories need (docs/results.md: the surprisal baseline on posit
 every order-free head). Here a small predictor learns, V-JEPA-style, to predict the next step of a frozen
 base encoder's features (``flow_stats`` by default) from the previous ``context`` steps, on plausible
 clips only; it is then frozen. Its per-step output is the absolute prediction error of every feature (in
-the base features' standardised units), optionally followed by the standardised base features, so the
+the base features' standardised units; or, ``signed``, its over- and under-predicted parts apart; optionally
+relative to the clip's own motion, ``normalise``), optionally followed by the standardised base features, so the
 head gets order-aware evidence ("this step is not what the last ones predicted") through the unchanged
 pooling stack.
 
@@ -35,6 +36,11 @@ FORMAT = "phyprobe-dynamics/1"
 DEFAULT_CHECKPOINT = ".cache/dynamics/flow_stats"  # where `python train_dynamics.py` writes by default
 DEFAULT_BASE = {"name": "flow_stats"}
 FINITE = 6.0e4  # below float16's largest finite value (65504)
+# How prediction errors are made comparable across clips that move more or less (``normalise``):
+# none: raw |errors|; clip_motion: divided by the clip's mean |step-to-step change| over steps and features;
+# feature_motion: each feature's divided by that feature's mean |change| in the clip.
+NORMALISATIONS = ("none", "clip_motion", "feature_motion")
+MOTION_FLOOR = 0.1  # standardised units added to the motion scale: a still clip's errors are not blown up
 
 
 class NextStepPredictor(nn.Module):
@@ -68,6 +74,13 @@ class NextStepPredictor(nn.Module):
         windows = s.unfold(1, k, 1)[:, :-1]  # (B, T-k, D, k): steps t-k .. t-1 for each target t
         pred = s[:, k - 1 : -1] + self.net(windows.transpose(-1, -2).flatten(2))
         return pred - s[:, k:]
+
+    def persistence_errors(self, z: torch.Tensor) -> torch.Tensor:
+        """What predicting "no change" would miss, (B, T - context, D): the step-to-step change of the
+        standardised features at the steps :meth:`errors` predicts. Its size is how much the clip moves."""
+        s = self.standardise(z)
+        k = self.context
+        return s[:, k - 1 : -1] - s[:, k:]
 
 
 def fit_predictor(train: list[torch.Tensor], val: list[torch.Tensor], context: int = 3, hidden: int = 256,
@@ -150,13 +163,16 @@ class DynamicsEncoder(FrozenEncoder):
 
     bundled_kwargs = ("checkpoint",)  # the fitted model travels inside an exported scorer
 
-    def __init__(self, base: FrozenEncoder, predictor: NextStepPredictor, include_base: bool, base_dtype: str = "float16"):
+    def __init__(self, base: FrozenEncoder, predictor: NextStepPredictor, include_base: bool, base_dtype: str = "float16",
+                 normalise: str = "none", signed: bool = False):
         super().__init__()
+        if normalise not in NORMALISATIONS:
+            raise ValueError(f"dynamics: normalise must be one of {NORMALISATIONS}, got {normalise!r}")
         self.base, self.predictor, self.include_base = base, predictor, include_base
-        self.base_dtype = base_dtype
+        self.base_dtype, self.normalise, self.signed = base_dtype, normalise, signed
         self.preprocess = base.preprocess
         self.frames_per_step = base.frames_per_step
-        self.feature_dim = base.feature_dim * (2 if include_base else 1)
+        self.feature_dim = base.feature_dim * ((2 if signed else 1) + (1 if include_base else 0))
 
     def frames_for(self, num_frames: int) -> int:
         return self.base.frames_for(num_frames)
@@ -169,7 +185,18 @@ class DynamicsEncoder(FrozenEncoder):
         """Per-step features from the base's stored features, (T, D_base) or (B, T, D_base)."""
         one = base_feats.dim() == 2
         z = (base_feats[None] if one else base_feats).to(getattr(torch, self.base_dtype)).float()
-        err = pad_first(self.predictor.errors(z).abs(), self.predictor.context)
+        err = self.predictor.errors(z)
+        if self.normalise != "none":
+            # errors grow with how much a scene moves, whatever its physics: a clip's errors relative to its
+            # own motion carry a level that holds across scenes, a fast camera and a still table alike
+            moved = self.predictor.persistence_errors(z).abs()
+            scale = moved.mean(dim=(1, 2), keepdim=True) if self.normalise == "clip_motion" else moved.mean(1, keepdim=True)
+            err = err / (scale + MOTION_FLOOR)
+        # split: what the model expected and did not happen (a body that should move stops) apart from what
+        # happened unexpectedly (a jump): a violation that removes motion is less surprising on average than
+        # its plausible twin, and a non-negative head needs the two signs apart to count it
+        err = torch.cat([err.clamp(min=0), (-err).clamp(min=0)], dim=-1) if self.signed else err.abs()
+        err = pad_first(err, self.predictor.context)
         out = torch.cat([err, self.predictor.standardise(z)], dim=-1) if self.include_base else err
         # a feature nearly constant on the plausible clips has a tiny std: far off it, the standardised value
         # would overflow float16 storage; past FINITE it is saturated, not infinite
@@ -182,13 +209,16 @@ class DynamicsEncoder(FrozenEncoder):
 
 @register_encoder("dynamics")
 def dynamics(checkpoint: str | None = DEFAULT_CHECKPOINT, include_base: bool = True, base: dict | None = None,
-             context: int = 3, hidden: int = 256, base_dtype: str = "float16") -> FrozenEncoder:
-    """Per step: |next-step prediction error| of the base features (D), then, with ``include_base``, the
-    standardised base features (D). ``checkpoint``: a directory written by ``train_dynamics.py``; None
+             context: int = 3, hidden: int = 256, base_dtype: str = "float16", normalise: str = "none",
+             signed: bool = False) -> FrozenEncoder:
+    """Per step: |next-step prediction error| of the base features (D), or with ``signed`` its over- and
+    under-predicted parts (2D: predicted minus actual where positive, then actual minus predicted), then, with
+    ``include_base``, the standardised base features (D). ``checkpoint``: a directory written by ``train_dynamics.py``; None
     builds a random-initialised (seeded) predictor over ``base`` ({"name": ..., **options}), for tests,
     as ``weights=None`` does for the other entries. ``base``, ``context`` and ``hidden`` come from the
     checkpoint when there is one. ``base_dtype``: the storage dtype of the base features (the feature
-    cache's), which the predictor reads."""
+    cache's), which the predictor reads. ``normalise``: how errors are scaled by the clip's own motion
+    (:data:`NORMALISATIONS`)."""
     if base_dtype not in ("float16", "float32"):
         raise ValueError(f"dynamics: base_dtype must be float16 or float32, got {base_dtype!r}")
     if checkpoint is not None:
@@ -202,10 +232,11 @@ def dynamics(checkpoint: str | None = DEFAULT_CHECKPOINT, include_base: bool = T
             torch.manual_seed(0)
             predictor = NextStepPredictor(base_enc.feature_dim, context, hidden)
         weights_id = "random"
-    enc = DynamicsEncoder(base_enc, predictor.eval(), include_base, base_dtype)
+    enc = DynamicsEncoder(base_enc, predictor.eval(), include_base, base_dtype, normalise, signed)
     enc.weights_id = weights_id
     enc.options = {"base": base_enc.describe(), "context": predictor.context, "hidden": predictor.hidden,
-                   "include_base": include_base, "base_dtype": base_dtype}
+                   "include_base": include_base, "base_dtype": base_dtype, "normalise": normalise,
+                   "signed": signed}
     return enc
 
 
