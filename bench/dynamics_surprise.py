@@ -43,6 +43,8 @@ def main() -> None:
                     help="over steps: mean (what flow_dynamics pools) or max (a single surprising step)")
     ap.add_argument("--normalise", choices=NORMALISATIONS, default="none",
                     help="the encoder's scaling of the errors by the clip's own motion")
+    ap.add_argument("--by-family", action="store_true",
+                    help="also same-scene accuracy per violation family (all severities)")
     args = ap.parse_args()
     base, predictor, _ = load_checkpoint(args.checkpoint)
     cfg = json.loads((args.checkpoint / "config.json").read_text())
@@ -67,6 +69,10 @@ def main() -> None:
         cells = [f"{k} {res[k]['value']:.3f} [{res[k]['low']:.3f}, {res[k]['high']:.3f}] n={res[k]['n']}"
                  for k in FIGURES if k in res and res[k].get("value") is not None]
         print(f"{name}: " + "; ".join(cells))
+        if args.by_family:
+            fam = res["same_scene_accuracy_by_family"]
+            print("  by family: " + ", ".join(f"{f} {v['value']:.2f} (n={v['n']})"
+                                            for f, v in fam.items() if v.get("value") is not None))
 
 
 if __name__ == "__main__":

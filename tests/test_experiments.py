@@ -19,7 +19,7 @@ def shared_cache(tmp_path_factory):
 
 
 def toy_world_overrides(tiny_world: Path, cache: Path) -> list[str]:
-    return [*TOY, f"data.source.out_dir={tiny_world}", "data.source.num_scenes=16", "+data.source.num_real_segments=4",
+    return [*TOY, "data=world", f"data.source.out_dir={tiny_world}", "data.source.num_scenes=16", "+data.source.num_real_segments=4",
             "data.source.workers=1", f"paths.cache_dir={cache}", f"paths.baseline_cache_dir={cache}/baselines", "eval.n_boot=20"]
 
 
