@@ -190,7 +190,8 @@ class DynamicsEncoder(FrozenEncoder):
             # errors grow with how much a scene moves, whatever its physics: a clip's errors relative to its
             # own motion carry a level that holds across scenes, a fast camera and a still table alike
             moved = self.predictor.persistence_errors(z).abs()
-            scale = moved.mean(dim=(1, 2), keepdim=True) if self.normalise == "clip_motion" else moved.mean(1, keepdim=True)
+            per_clip = self.normalise == "clip_motion"
+            scale = moved.mean(dim=(1, 2), keepdim=True) if per_clip else moved.mean(1, keepdim=True)
             err = err / (scale + MOTION_FLOOR)
         # split: what the model expected and did not happen (a body that should move stops) apart from what
         # happened unexpectedly (a jump): a violation that removes motion is less surprising on average than
