@@ -99,6 +99,22 @@ def test_flow_stats_layout_and_response_to_motion(videos):
     assert acc[2, 3:5].max() > 2 * acc[1, 3:5].max()
 
 
+def test_flow_stats_of_a_batch_on_threads_equal_one_clip_at_a_time(videos):
+    """The clips of a batch get their flow on the encoder's threads: the features are each clip's own,
+    in order, whatever the thread count."""
+    enc = from_config("flow_stats", image_size=SIZE, grid=2)
+    x = torch.stack([clip_of(enc, videos[k]) for k in ("teleport", "static", "moving", "teleport")])
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        alone = torch.cat([enc(c[None]) for c in x])
+        torch.set_num_threads(4)
+        batched = enc(x)
+    finally:
+        torch.set_num_threads(threads)
+    assert torch.equal(batched, alone) and torch.equal(batched[0], batched[3]) and not torch.equal(batched[0], batched[2])
+
+
 def test_every_entry_and_option_has_its_own_cache_key():
     fps = {
         "rgb": from_config("efficientnet_lite0", image_size=SIZE, weights=None, spatial_pool="max"),
