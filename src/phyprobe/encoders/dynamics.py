@@ -187,8 +187,9 @@ class DynamicsEncoder(FrozenEncoder):
         z = (base_feats[None] if one else base_feats).to(getattr(torch, self.base_dtype)).float()
         err = self.predictor.errors(z)
         if self.normalise != "none":
-            # errors grow with how much a scene moves, whatever its physics: a clip's errors relative to its
-            # own motion carry a level that holds across scenes, a fast camera and a still table alike
+            # errors grow with how much a scene moves, whatever its physics; relative to the clip's own motion
+            # they do not (an ablation: it helps the worlds' validation splits and costs on real footage,
+            # docs/results.md "A default that transfers")
             moved = self.predictor.persistence_errors(z).abs()
             per_clip = self.normalise == "clip_motion"
             scale = moved.mean(dim=(1, 2), keepdim=True) if per_clip else moved.mean(1, keepdim=True)
