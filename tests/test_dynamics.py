@@ -125,6 +125,8 @@ def test_signed_errors_put_a_stop_in_the_over_predicted_half():
             torch.nn.init.zeros_(p)
     d = enc.base.feature_dim
     assert enc.feature_dim == 2 * d and enc.fingerprint() != plain.fingerprint()
+    # options at their defaults stay out of the description, so scorers and caches made before they existed load
+    assert not {"signed", "normalise"} & set(plain.options) and enc.options["signed"] is True
     clip = enc.predictor.mean.repeat(10, 1)
     clip[:6, 0] += 3 * enc.predictor.std[0]  # feature 0 drops at step 6 (a stop)
     clip[7:, 1] += 2 * enc.predictor.std[1]  # feature 1 jumps at step 7

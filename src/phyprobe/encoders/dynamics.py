@@ -237,8 +237,9 @@ def dynamics(checkpoint: str | None = DEFAULT_CHECKPOINT, include_base: bool = T
     enc = DynamicsEncoder(base_enc, predictor.eval(), include_base, base_dtype, normalise, signed)
     enc.weights_id = weights_id
     enc.options = {"base": base_enc.describe(), "context": predictor.context, "hidden": predictor.hidden,
-                   "include_base": include_base, "base_dtype": base_dtype, "normalise": normalise,
-                   "signed": signed}
+                   "include_base": include_base, "base_dtype": base_dtype}
+    # absent when off, so scorers exported and features cached before these options existed stay valid
+    enc.options.update({k: v for k, v in (("normalise", normalise), ("signed", signed)) if v not in ("none", False)})
     return enc
 
 
