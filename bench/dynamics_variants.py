@@ -75,20 +75,23 @@ def main() -> None:
                                 "where": {"source": source}, "protocol": "world",
                                 "kwargs": {"severe": 0.5, "obvious": 0.8}})
         val[source] = (bench, bench.restrict(m))
+    loaded = {}  # each model and its base features are read once, then derived per variant
+    for source, ck in models.items():
+        base, predictor, _ = load_checkpoint(ck)
+        clip = ClipSpec(**json.loads((Path(ck) / "config.json").read_text())["clip"])
+        stored = FeatureCache(args.cache, base.describe(), clip, m.root, "float16").load(m.videos["id"])
+        p = m.pairs
+        train = p[(p["source"] == source) & (p["split"] == "train") & (p["correspondence"] == "same_scene")]
+        missing = (set(train["a"]) | set(train["b"])) - set(stored)
+        if missing:
+            raise SystemExit(f"{len(missing)} training videos of {source} have no cached {base.name} "
+                             f"features in {args.cache}")
+        loaded[source] = (base, predictor.eval(), stored, train)
     for variant in args.variants:
         cells = []
-        for source, ck in models.items():
-            base, predictor, _ = load_checkpoint(ck)
-            clip = ClipSpec(**json.loads((Path(ck) / "config.json").read_text())["clip"])
-            stored = FeatureCache(args.cache, base.describe(), clip, m.root, "float16").load(m.videos["id"])
-            enc = DynamicsEncoder(base, predictor.eval(), include_base=False, **VARIANTS[variant])
+        for source, (base, predictor, stored, train) in loaded.items():
+            enc = DynamicsEncoder(base, predictor, include_base=False, **VARIANTS[variant])
             feats = {v: enc.derive(torch.from_numpy(f)) for v, f in stored.items()}
-            p = m.pairs
-            train = p[(p["source"] == source) & (p["split"] == "train") & (p["correspondence"] == "same_scene")]
-            missing = (set(train["a"]) | set(train["b"])) - set(feats)
-            if missing:
-                raise SystemExit(f"{len(missing)} training videos of {source} have no cached {base.name} "
-                                 f"features in {args.cache}")
             head = fit_head(feats, train, args.steps, args.seed)
             with torch.no_grad():
                 for target, (bench, sub) in val.items():

@@ -5,9 +5,9 @@ exactly what trajectories need (docs/results.md: the surprisal baseline on posit
 every order-free head). Here a small predictor learns, V-JEPA-style, to predict the next step of a frozen
 base encoder's features (``flow_stats`` by default) from the previous ``context`` steps, on plausible
 clips only; it is then frozen. Its per-step output is the absolute prediction error of every feature (in
-the base features' standardised units; or, ``signed``, its over- and under-predicted parts apart; optionally
-relative to the clip's own motion, ``normalise``), optionally followed by the standardised base features, so the
-head gets order-aware evidence ("this step is not what the last ones predicted") through the unchanged
+the base features' standardised units; or, ``signed``, its over- and under-predicted parts apart;
+optionally relative to the clip's own motion, ``normalise``), optionally followed by the standardised base
+features, so the head gets order-aware evidence ("this step is not what the last ones predicted") through the unchanged
 pooling stack.
 
 A checkpoint is a directory: ``model.safetensors`` (predictor and standardisation), ``config.json``
@@ -214,9 +214,9 @@ def dynamics(checkpoint: str | None = DEFAULT_CHECKPOINT, include_base: bool = T
              context: int = 3, hidden: int = 256, base_dtype: str = "float16", normalise: str = "none",
              signed: bool = False) -> FrozenEncoder:
     """Per step: |next-step prediction error| of the base features (D), or with ``signed`` its over- and
-    under-predicted parts (2D: predicted minus actual where positive, then actual minus predicted), then, with
-    ``include_base``, the standardised base features (D). ``checkpoint``: a directory written by ``train_dynamics.py``; None
-    builds a random-initialised (seeded) predictor over ``base`` ({"name": ..., **options}), for tests,
+    under-predicted parts (2D: predicted minus actual where positive, then actual minus predicted), then,
+    with ``include_base``, the standardised base features (D). ``checkpoint``: a directory written by
+    ``train_dynamics.py``; None builds a random-initialised (seeded) predictor over ``base`` ({"name": ..., **options}), for tests,
     as ``weights=None`` does for the other entries. ``base``, ``context`` and ``hidden`` come from the
     checkpoint when there is one. ``base_dtype``: the storage dtype of the base features (the feature
     cache's), which the predictor reads. ``normalise``: how errors are scaled by the clip's own motion

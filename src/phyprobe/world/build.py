@@ -35,6 +35,7 @@ from phyprobe.world.splits import DEFAULT_FRACTIONS, assign_splits
 BUILD_FILE = "build.json"
 PENDING_FILE = "build.pending.json"  # the settings of a build under way: its clips may be resumed
 BUILD_VERSION = 1
+ENGINES = {"2d": "phyprobe.world.planar", "3d": "phyprobe.world.bullet"}  # engine name -> module exposing ENGINE
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +49,12 @@ def code_fingerprint() -> str:
         h.update(f.relative_to(world.parent).as_posix().encode())
         h.update(f.read_bytes())
     return h.hexdigest()[:16]
-ENGINES = {"2d": "phyprobe.world.planar", "3d": "phyprobe.world.bullet"}  # engine name -> module exposing ENGINE
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
 
 
 def get_engine(name: str) -> Engine:
@@ -269,7 +275,7 @@ def build_world(out_dir, num_scenes: int, seed: int, workers: int | None = None,
     _drop_clips_of_other_code(out, settings["code"])
     done.unlink(missing_ok=True)  # a changed or interrupted build is not complete until rewritten
     pending = out / PENDING_FILE
-    pending.write_text(settings_text)
+    _write_atomic(pending, settings_text)  # a half-written record would stop the next run from reading it
     scene_splits = assign_splits(num_scenes, seed, opts.split_fractions, stream=0)
     tasks = [("scene", str(out), seed, i, scene_splits[i], opts) for i in range(num_scenes)]
     if opts.include_real and opts.num_real_segments > 0:
@@ -304,9 +310,7 @@ def build_world(out_dir, num_scenes: int, seed: int, workers: int | None = None,
         groups.append(group)
     write_jsonl(out / VIDEOS_FILE, videos)
     write_jsonl(out / PAIRS_FILE, make_pairs(groups, seed, opts.min_severity_gap))
-    tmp = done.with_name(done.name + ".tmp")
-    tmp.write_text(settings_text)
-    os.replace(tmp, done)
+    _write_atomic(done, settings_text)
     pending.unlink()
     return out
 
