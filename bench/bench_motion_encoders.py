@@ -32,6 +32,7 @@ def encoders(image_size: int) -> dict:
         "efficientnet_lite0_diff": ("efficientnet_lite0_diff", px),
         "flow_stats": ("flow_stats", px),
         "flow_stats (DIS)": ("flow_stats", {**px, "flow_method": "dis"}),
+        "flow_stats (ego_motion affine)": ("flow_stats", {**px, "ego_motion": "affine"}),
         # Timing needs no fitted predictor: a seeded random one costs the same.
         "dynamics (flow_stats base)": ("dynamics", {"checkpoint": None, "base": {"name": "flow_stats", **px}}),
     }

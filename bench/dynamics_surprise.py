@@ -37,7 +37,8 @@ def main() -> None:
     ap.add_argument("manifest", type=Path)
     ap.add_argument("--cache", type=Path, default=Path(".cache/features"))
     ap.add_argument("--benchmarks", nargs="+", default=["world_test", "world_heldout_family", "world_heldout_style", "real_footage"])
-    ap.add_argument("--split", default=None, help="evaluate every benchmark on this split instead of its own")
+    ap.add_argument("--split", nargs="+", default=None,
+                    help="evaluate every benchmark on these splits (one or more) instead of its own")
     ap.add_argument("--n-boot", type=int, default=1000)
     ap.add_argument("--statistic", choices=sorted(STATISTICS), default="mean",
                     help="over steps: mean (what flow_dynamics pools) or max (a single surprising step)")
@@ -62,7 +63,7 @@ def main() -> None:
     for name in args.benchmarks:
         b = dict(OmegaConf.to_container(OmegaConf.load(CONFIGS / f"{name}.yaml")))
         if args.split:
-            b["split"] = args.split
+            b["split"] = args.split[0] if len(args.split) == 1 else args.split
         bench = load_benchmark(b)
         sub = bench.restrict(m)
         res = bench.evaluate({v: scores[v] for v in sub.videos["id"]}, manifest=sub, n_boot=args.n_boot)["world"]

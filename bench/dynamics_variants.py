@@ -3,7 +3,7 @@
 For each world's dynamics model (fitted on that world's plausible training clips, e.g. by a
 ``cross_2d_to_3d`` run or ``train_dynamics.py``) and each variant of the ``dynamics`` encoder's output
 (``abs``: |error|; ``signed``: over- and under-predicted parts apart; ``normalised``: |error| relative to
-the clip's own motion, per feature, what ``flow_dynamics`` uses; ``signed_normalised``: both), a monotone
+the clip's own motion, per feature; ``signed_normalised``: both; ``flow_dynamics`` uses ``signed``), a monotone
 head (the default's: non-negative weights on the standardised time-mean, ``PhyProbeHead(kind="monotone")``)
 is fitted with the Bradley–Terry ranking loss on the same-scene pairs of that world's ``train`` split,
 then scored on the ``val`` split of every world.
