@@ -137,6 +137,32 @@ def test_signed_errors_put_a_stop_in_the_over_predicted_half():
     torch.testing.assert_close(over + under, plain.derive(clip))
 
 
+def test_patience_stops_after_the_best_epoch_and_keeps_the_same_model():
+    """Stopping early is the same computation up to the stop: with a patience longer than any wait between two
+    new lowest validation losses of the full run, the kept predictor is the full run's, bit for bit; a
+    shorter one ends the run ``patience`` epochs after its best, on the same history so far."""
+    from phyprobe.encoders.dynamics import fit_predictor
+
+    g = torch.Generator().manual_seed(0)
+    t = torch.arange(12.0)
+    # plausible motion: each clip's 6 features drift at a constant speed, plus noise
+    clips = [torch.outer(t, torch.rand(6, generator=g)) + 0.05 * torch.randn(12, 6, generator=g) for _ in range(40)]
+    kw = dict(context=2, hidden=8, epochs=120, lr=3e-3, batch_size=8, seed=0)
+    full, h_full = fit_predictor(clips[:30], clips[30:], **kw)
+    losses = np.array([h["val_l1"] for h in h_full])
+    new_lows = np.flatnonzero(losses < np.minimum.accumulate(np.r_[np.inf, losses[:-1]]))
+    wait = int(np.diff(new_lows).max())
+    kept, h_kept = fit_predictor(clips[:30], clips[30:], patience=wait, **kw)
+    assert len(h_kept) == min(kw["epochs"], new_lows[-1] + wait + 1)
+    assert all(torch.equal(a, b) for a, b in zip(full.state_dict().values(), kept.state_dict().values()))
+
+    early, h_early = fit_predictor(clips[:30], clips[30:], patience=2, **kw)
+    best = int(np.argmin([h["val_l1"] for h in h_early]))
+    assert len(h_early) == best + 3 < len(h_full) and h_early == h_full[: len(h_early)]
+    with pytest.raises(ValueError, match="patience"):
+        fit_predictor(clips[:30], clips[30:], patience=0, **kw)
+
+
 def test_checkpoint_content_is_in_the_cache_key(checkpoint, tmp_path):
     other = tmp_path / "other"
     shutil.copytree(checkpoint, other)

@@ -85,9 +85,14 @@ class NextStepPredictor(nn.Module):
 
 def fit_predictor(train: list[torch.Tensor], val: list[torch.Tensor], context: int = 3, hidden: int = 256,
                   epochs: int = 200, lr: float = 1e-3, weight_decay: float = 1e-2, batch_size: int = 256,
-                  seed: int = 0) -> tuple[NextStepPredictor, list[dict]]:
+                  seed: int = 0, patience: int | None = None) -> tuple[NextStepPredictor, list[dict]]:
     """Fit on plausible (T, D) sequences with the L1 loss (V-JEPA's); the epoch with the lowest validation
-    loss is kept (training loss when there is no validation clip). Returns the predictor and the history."""
+    loss is kept (training loss when there is no validation clip). ``patience``: stop once that many epochs
+    have passed without a new lowest loss (None: run every epoch); the epochs before the stop are the same
+    computation either way, so the kept model only differs if a later epoch would have been lower.
+    Returns the predictor and the history."""
+    if patience is not None and patience < 1:
+        raise ValueError(f"dynamics: patience must be >= 1 epoch or None, got {patience}")
     if not train:
         raise ValueError("dynamics: no plausible training clips to fit the predictor on")
     g = torch.Generator().manual_seed(seed)
@@ -113,7 +118,9 @@ def fit_predictor(train: list[torch.Tensor], val: list[torch.Tensor], context: i
             val_loss = model.errors(va).abs().mean().item() if va is not None else total / len(tr)
         history.append({"epoch": epoch, "train_l1": total / len(tr), "val_l1": val_loss})
         if val_loss < best:
-            best, best_state = val_loss, {k: v.clone() for k, v in model.state_dict().items()}
+            best, best_epoch, best_state = val_loss, epoch, {k: v.clone() for k, v in model.state_dict().items()}
+        elif patience is not None and epoch - best_epoch >= patience:
+            break
     model.load_state_dict(best_state)
     return model.eval(), history
 
