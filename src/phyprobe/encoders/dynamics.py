@@ -102,7 +102,7 @@ def fit_predictor(train: list[torch.Tensor], val: list[torch.Tensor], context: i
     model.fit_standardisation(torch.cat([z.float() for z in train]))
     tr, va = torch.stack([z.float() for z in train]), torch.stack([z.float() for z in val]) if val else None
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
-    history, best, best_state = [], float("inf"), None
+    history, best, best_epoch, best_state = [], float("inf"), 0, None
     for epoch in range(epochs):
         model.train()
         perm = torch.randperm(len(tr), generator=g)
