@@ -153,6 +153,19 @@ def test_auroc_matches_sklearn_and_counts_score_ties_half():
     s = rng.normal(size=50).round(1)
     assert M.auroc(y, s) == pytest.approx(roc_auc_score(y, s))
     assert math.isnan(M.auroc([1, 1], [0.1, 0.2]))
+    assert math.isnan(M.auroc([], []))
+
+
+@pytest.mark.parametrize("n", [2, 7, 200])
+def test_auroc_equals_sklearn_on_heavily_tied_scores_and_boolean_labels(n):
+    rng = np.random.default_rng(n)
+    for _ in range(20):
+        y = rng.random(n) < rng.uniform(0.1, 0.9)
+        if y.all() or not y.any():
+            continue
+        s = rng.integers(0, 4, n) / 3  # four distinct values: most comparisons are ties
+        assert M.auroc(y, s) == pytest.approx(roc_auc_score(y.astype(int), s), abs=1e-12)
+        assert M.auroc(list(y.astype(int)), list(s)) == M.auroc(y, s)
 
 
 def test_pid_metrics_hand_case_and_threshold_tie():

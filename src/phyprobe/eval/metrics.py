@@ -21,7 +21,6 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 from scipy import stats
-from sklearn.metrics import roc_auc_score
 
 # ---------------------------------------------------------------------------------------------
 # pairwise accuracy
@@ -166,12 +165,20 @@ def kendall(x, y) -> float:
 
 
 def auroc(is_violating, score) -> float:
-    """``sklearn.metrics.roc_auc_score`` with violating videos as the positive class; a score tie
-    between a positive and a negative counts 0.5. nan when only one class is present."""
-    y = np.asarray(is_violating, dtype=int)
-    if len(np.unique(y)) < 2:
+    """Area under the ROC curve with violating videos as the positive class; a score tie between a
+    positive and a negative counts 0.5. nan when only one class is present.
+
+    Computed as the Mann-Whitney U statistic from average ranks, which equals
+    ``sklearn.metrics.roc_auc_score`` (tests/test_metrics.py checks it does) at a fraction of its cost:
+    every benchmark bootstraps it a thousand times, and sklearn's input validation made AUROC most of a
+    run's evaluation time (``python bench/bench_eval.py``)."""
+    y = np.asarray(is_violating).astype(bool)
+    n_pos = int(y.sum())
+    n_neg = len(y) - n_pos
+    if n_pos == 0 or n_neg == 0:
         return float("nan")
-    return float(roc_auc_score(y, np.asarray(score, dtype=float)))
+    ranks = stats.rankdata(np.asarray(score, dtype=float))
+    return float((ranks[y].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
 def pid_metrics(is_plausible, score, threshold: float = 0.5) -> dict[str, float]:
