@@ -63,7 +63,7 @@ def main() -> None:
     for name in args.benchmarks:
         b = dict(OmegaConf.to_container(OmegaConf.load(CONFIGS / f"{name}.yaml")))
         if args.split:
-            b["split"] = args.split[0] if len(args.split) == 1 else args.split
+            b["split"] = args.split  # a list, one split or several: load_benchmark takes either
         bench = load_benchmark(b)
         sub = bench.restrict(m)
         res = bench.evaluate({v: scores[v] for v in sub.videos["id"]}, manifest=sub, n_boot=args.n_boot)["world"]
