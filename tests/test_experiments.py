@@ -63,6 +63,8 @@ def test_experiment_runs_at_toy_size(experiment, tiny_world, tiny_worlds, shared
     tiny = backbone_overrides(tmp_path, experiment)
     if tiny:
         overrides = [o for o in overrides if not o.startswith("backbone.")] + tiny
+    if experiment == "loco_footage":  # the toy worlds have one segment per clip: score it whatever its split
+        overrides.append("eval.benchmarks.real_footage_held_out.split=[train,val,test]")
     cfg = compose_train(tmp_path, [*overrides, f"experiment={experiment}", "eval.report=false"])
     metrics = train(cfg)
     assert (tmp_path / "scorer" / "model.safetensors").is_file()
@@ -76,6 +78,9 @@ def test_experiment_runs_at_toy_size(experiment, tiny_world, tiny_worlds, shared
         assert (metrics["distribution"]["world3d_test"] == "in") == ("world3d" in trained)
         assert (metrics["distribution"]["world_test"] == "in") == ("world" in trained)
         assert set(metrics["shortcuts"]["phyprobe"]["median_score_plausible_by_source"]) >= {"world", "world3d"}
+    if experiment == "loco_footage":  # the held-out clip's segments: scored, and none of them trained on
+        assert metrics["distribution"]["real_footage_held_out"] == "out: excluded from training"
+        assert metrics["benchmarks"]["real_footage_held_out"]["world"]["same_scene_accuracy"]["n"] > 0
     if experiment == "encoder_vjepa2":  # the paper's baseline, V-JEPA 2's own predictor, sits beside ours
         assert {"vjepa2_surprisal_max", "vjepa2_surprisal_mean"} <= set(metrics["baselines"]) & set(metrics["margins"])
         assert metrics["baselines"]["vjepa2_surprisal_max"]["world_test"]["world"]["same_scene_accuracy"]["n"] == acc["n"]

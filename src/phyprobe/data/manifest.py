@@ -209,6 +209,21 @@ class Manifest:
         p = self.pairs[self.pairs["a"].isin(ids) & self.pairs["b"].isin(ids)]
         return Manifest(videos=v, pairs=p.reset_index(drop=True), root=self.root)
 
+    def matching(self, where: dict[str, Any]) -> np.ndarray:
+        """Boolean mask of the videos that match every entry of ``where``: a video column or a metadata key
+        -> a value or a list of values (a video without that metadata key matches none); None matches all."""
+        keep = np.ones(len(self.videos), dtype=bool)
+        for key, want in where.items():
+            if want is None:
+                continue
+            if key in self.videos.columns:
+                col = self.videos[key]
+            else:
+                col = self.videos["metadata"].map(lambda d: d.get(key) if isinstance(d, dict) else None)
+            wanted = [want] if isinstance(want, (str, int, float, bool)) else list(want)
+            keep &= col.isin(wanted).to_numpy()
+        return keep
+
     def split(self, *names: str) -> "Manifest":
         """The videos and pairs of the given split(s); pairs keep only videos that stay."""
         m = self.keep(self.videos["split"].isin(names))

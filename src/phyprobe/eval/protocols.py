@@ -421,12 +421,7 @@ class Benchmark:
         to evaluate a training run on the held-out parts of its own data."""
         if self.split:
             m = m.split(*self.split)
-        v = m.videos
-        keep = np.ones(len(v), dtype=bool)
-        for key, want in self.where.items():
-            col = v[key] if key in v.columns else _meta(v, key)
-            keep &= np.asarray(_select(col, want), dtype=bool)
-        return m.keep(keep)
+        return m.keep(m.matching(self.where))
 
     def evaluate(self, scores: Mapping[str, float], manifest: Manifest | None = None, **boot) -> dict:
         """``{protocol: figures}`` for every protocol of the benchmark."""

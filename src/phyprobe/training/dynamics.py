@@ -21,7 +21,7 @@ from ..encoders.dynamics import fit_predictor, plausible_mask, save_checkpoint
 from ..features.extract import extract_features
 from ..io.video import ClipSpec
 from ..runinfo import save_run_info
-from .pipeline import build_encoder, instantiate_or_user_error, train_sources
+from .pipeline import build_encoder, instantiate_or_user_error, trainable_part
 
 log = logging.getLogger(__name__)
 
@@ -48,9 +48,9 @@ def train_dynamics(cfg: DictConfig) -> dict:
     base = build_encoder(cfg.base)
     manifest: Manifest = instantiate_or_user_error(cfg.data.source)
     clip = ClipSpec(**cfg.clip)
-    sources = train_sources(manifest, cfg.data.get("train_sources"))  # a cross-world model sees one world
-    wanted = manifest.keep(plausible_mask(manifest.videos) & manifest.videos["source"].isin(sources).to_numpy()
-                           & manifest.videos["split"].isin([*cfg.data.train_splits, *cfg.data.val_splits]).to_numpy())
+    seen = trainable_part(manifest, cfg.data)  # a cross-world model sees one world; data.exclude keeps videos out
+    sources = sorted(seen.videos["source"].unique())
+    wanted = seen.keep(plausible_mask(seen.videos) & seen.videos["split"].isin([*cfg.data.train_splits, *cfg.data.val_splits]).to_numpy())
     cache = extract_features(wanted, base, clip, cfg.paths.cache_dir, dtype=cfg.feature_dtype, **cfg.extract)
     train, skipped_train = plausible_features(cache, wanted, cfg.data.train_splits)
     val, skipped_val = plausible_features(cache, wanted, cfg.data.val_splits)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Mapping
+from collections.abc import Mapping, Set
 
 import numpy as np
 import pandas as pd
@@ -50,14 +50,17 @@ def restrict_all(manifest: Manifest, benchmarks: Mapping[str, Mapping]) -> dict:
     return out
 
 
-def distribution_labels(restricted: Mapping[str, tuple], trained_on: list[str]) -> dict[str, str]:
+def distribution_labels(restricted: Mapping[str, tuple], trained_on: list[str], excluded: Set[str] = frozenset()) -> dict[str, str]:
     """``{benchmark: label}``: ``in`` when the benchmark's videos come from sources the head trained on
     (``trained_on``: sources with training videos) and from splits like the training data's; otherwise
-    ``out:`` and every reason (an unseen source, held-out families, a held-out style)."""
+    ``out:`` and every reason (an unseen source, held-out families, a held-out style, videos that
+    ``data.exclude`` kept out of training: ``excluded``, their ids)."""
     out = {}
     for name, (bench, m) in restricted.items():
         splits = set(bench.split or [])
-        reasons = [why for why, hit in (("unseen source", bool(set(m.videos["source"]) - set(trained_on))),
+        ids = set(m.videos["id"])
+        reasons = [why for why, hit in (("excluded from training", bool(ids) and ids <= set(excluded)),
+                                        ("unseen source", bool(set(m.videos["source"]) - set(trained_on))),
                                         ("held-out families", "heldout_family" in splits),
                                         ("held-out style", "heldout_style" in splits)) if hit]
         out[name] = "out: " + " + ".join(reasons) if reasons else "in"

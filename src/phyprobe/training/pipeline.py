@@ -122,6 +122,23 @@ def train_sources(manifest: Manifest, wanted) -> list[str]:
     return sorted(wanted)
 
 
+def trainable_part(manifest: Manifest, data_cfg) -> Manifest:
+    """What training may see, in every split: the training sources (:func:`train_sources`) less the videos
+    matching ``data.exclude`` (a video column or metadata key -> value(s), as a benchmark's ``where``), so
+    that part of a source, e.g. one footage clip, stays unseen by the dynamics fit, the head and checkpoint
+    selection alike."""
+    sources = train_sources(manifest, data_cfg.get("train_sources"))
+    keep = manifest.videos["source"].isin(sources).to_numpy()
+    exclude = data_cfg.get("exclude")
+    if exclude:
+        exclude = OmegaConf.to_container(exclude, resolve=True) if isinstance(exclude, DictConfig) else dict(exclude)
+        hit = manifest.matching(exclude)
+        if not hit.any():
+            raise InvalidOption(f"data.exclude {exclude} matches no video of {manifest.root}: check the keys and values")
+        keep = keep & ~hit
+    return manifest.keep(keep)
+
+
 def instantiate_or_user_error(node: DictConfig, **kwargs):
     """Hydra's ``instantiate`` with its wrapper removed from a user's mistake (a missing weights file,
     a malformed manifest, an option value the factory refuses), so the user sees what is wrong,
@@ -189,11 +206,11 @@ def train(cfg: DictConfig) -> dict:
         atomic_write_json(out / "skipped_videos.json", skipped)
         log.warning("%d unreadable videos excluded; see %s", len(skipped), out / "skipped_videos.json")
 
-    sources = train_sources(manifest, cfg.data.get("train_sources"))
-    trainable = manifest.keep(manifest.videos["source"].isin(sources))
+    trainable = trainable_part(manifest, cfg.data)
     train_m = subsample_scenes(trainable.split(*cfg.data.train_splits), cfg.data.get("train_fraction", 1.0))
     val_m = trainable.split(*cfg.data.val_splits)  # checkpoints are chosen on the training sources alone
     trained_on = sorted(train_m.videos["source"].unique())  # a source without training videos is out of distribution
+    excluded = set(manifest.videos["id"][manifest.videos["source"].isin(trained_on)]) - set(trainable.videos["id"])
     if train_m.pairs.empty:
         raise InvalidOption(f"no training pairs in splits {list(cfg.data.train_splits)} of {manifest.root}")
     head = PhyProbeHead(encoder.feature_dim, stats=tuple(cfg.pooling.stats), hidden=cfg.head.hidden, dropout=cfg.head.dropout,
@@ -232,7 +249,7 @@ def train(cfg: DictConfig) -> dict:
     restricted = restrict_all(manifest, cfg.eval.benchmarks)
     model_scores = dict(zip(scores["id"], raw))
     metrics = {"benchmarks": evaluate_run(restricted, model_scores, cfg.eval.n_boot),
-               "distribution": distribution_labels(restricted, trained_on), "trained_on": trained_on}
+               "distribution": distribution_labels(restricted, trained_on, excluded), "trained_on": trained_on}
     baselines = {}
     if "surprisal" in cfg.eval.baselines:
         plausible_train = [row_of[v] for v, var in zip(train_m.videos["id"], train_m.videos["metadata"])
