@@ -22,7 +22,8 @@ from phyprobe import Scorer
 from phyprobe.data.manifest import Manifest
 from phyprobe.encoders import WeightsNotFoundError, from_config
 from phyprobe.io.video import ClipSpec, decode_clip
-from phyprobe.training.pipeline import train
+from phyprobe.errors import InvalidOption
+from phyprobe.training.pipeline import head_groups, train
 from train_helpers import CONFIGS, TOY, compose_train
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,7 +68,8 @@ def test_entry_point_writes_safetensors_config_and_run_info(checkpoint, manifest
 def test_prediction_error_is_larger_on_a_teleport_than_on_its_plausible_twin(checkpoint, manifest):
     enc = from_config("dynamics", checkpoint=str(checkpoint))
     m = Manifest.load(manifest)
-    k, d = enc.predictor.context, enc.base.feature_dim
+    k, d = enc.predictor.context, enc.predictor.dim  # the forecast base features: flow_stats' all but `stopped`
+    assert d == enc.base.feature_dim - enc.base.grid ** 2
 
     def features(vid):
         x = enc.preprocess(decode_clip(m.video_path(f"v/{vid}.mp4"), ClipSpec(FRAMES)).frames)
@@ -96,16 +98,17 @@ def test_motion_normalised_errors_do_not_grow_with_the_clip_s_speed(normalise):
                       include_base=False, base_dtype="float32", normalise=normalise)
     for p in enc.predictor.net[-1].parameters():
         torch.nn.init.zeros_(p)  # the residual predictor now predicts the last step
-    k, d = enc.predictor.context, enc.base.feature_dim
+    k, d, cols = enc.predictor.context, enc.predictor.dim, enc.predictor.columns
     t = torch.arange(10.0)[:, None]
-    slow = enc.predictor.mean + enc.predictor.std * torch.sin(t + torch.arange(d) * 0.1)  # 10 steps, every feature moves
-    fast = enc.predictor.mean + enc.predictor.std * 2 * torch.sin(t + torch.arange(d) * 0.1)
+    slow, fast = torch.zeros(2, 10, enc.base.feature_dim)  # base features: the forecast columns move, the rest do not
+    slow[:, cols] = enc.predictor.mean + enc.predictor.std * torch.sin(t + torch.arange(d) * 0.1)  # 10 steps, every feature moves
+    fast[:, cols] = enc.predictor.mean + enc.predictor.std * 2 * torch.sin(t + torch.arange(d) * 0.1)
     raw = from_config("dynamics", checkpoint=None, base={"name": "flow_stats", "image_size": 32, "grid": 2},
                       include_base=False, base_dtype="float32")
     raw.predictor.load_state_dict(enc.predictor.state_dict())
     torch.testing.assert_close(raw.derive(fast)[k:].mean(), 2 * raw.derive(slow)[k:].mean())
     for clip in (slow, fast):
-        moved = (clip[k:] - clip[k - 1 : -1]).div(enc.predictor.std).abs()
+        moved = (clip[k:, cols] - clip[k - 1 : -1, cols]).div(enc.predictor.std).abs()
         m = moved.mean() if normalise == "clip_motion" else moved.mean(0)
         err = enc.derive(clip)[k:]
         torch.testing.assert_close(err.mean(0) if normalise == "feature_motion" else err.mean(), m / (m + 0.1))
@@ -123,11 +126,13 @@ def test_signed_errors_put_a_stop_in_the_over_predicted_half():
     for e in (enc, plain):
         for p in e.predictor.net[-1].parameters():
             torch.nn.init.zeros_(p)
-    d = enc.base.feature_dim
+    d, cols = enc.predictor.dim, enc.predictor.columns
     assert enc.feature_dim == 2 * d and enc.fingerprint() != plain.fingerprint()
     # options at their defaults stay out of the description, so scorers and caches made before they existed load
     assert not {"signed", "normalise"} & set(plain.options) and enc.options["signed"] is True
-    clip = enc.predictor.mean.repeat(10, 1)
+    assert cols[:2].tolist() == [0, 1]  # the first forecast features are the base's first two
+    clip = torch.zeros(10, enc.base.feature_dim)
+    clip[:, cols] = enc.predictor.mean
     clip[:6, 0] += 3 * enc.predictor.std[0]  # feature 0 drops at step 6 (a stop)
     clip[7:, 1] += 2 * enc.predictor.std[1]  # feature 1 jumps at step 7
     f = enc.derive(clip)
@@ -274,3 +279,36 @@ def test_fit_in_run_without_fit_settings_is_a_clear_error(manifest, tmp_path):
         del cfg.backbone["fit"]
     with pytest.raises(InvalidOption, match="needs a 'fit' block"):
         train(cfg)
+
+
+def test_levels_append_the_frame_mean_of_named_base_statistics():
+    """``levels``: after the errors, one column per named statistic, its mean over the cells as the base
+    measured it; the options name them (a different cache key and scorer), and a statistic the base does not
+    have, or a base without named statistics, is refused when the encoder is built."""
+    spec = {"name": "flow_stats", "image_size": 32, "grid": 2}
+    enc = from_config("dynamics", checkpoint=None, base=spec, include_base=False, base_dtype="float32", signed=True,
+                      levels=["stopped", "mag_mean"])
+    plain = from_config("dynamics", checkpoint=None, base=spec, include_base=False, base_dtype="float32", signed=True)
+    d = enc.predictor.dim
+    assert enc.feature_dim == 2 * d + 2 and enc.options["levels"] == ["stopped", "mag_mean"] and "levels" not in plain.options
+    assert enc.fingerprint() != plain.fingerprint()
+    z = torch.rand(10, enc.base.feature_dim)
+    f = enc.derive(z)
+    torch.testing.assert_close(f[:, : 2 * d], plain.derive(z))
+    # a level is not forecast: the predictor reads every flow statistic but `stopped`, the clip's history
+    assert not set(enc.base.columns("stopped")) & set(enc.predictor.columns.tolist())
+    assert sorted(enc.predictor.columns.tolist() + enc.base.columns("stopped")) == list(range(enc.base.feature_dim))
+    torch.testing.assert_close(f[:, -2], z[:, enc.base.columns("stopped")].mean(-1))
+    torch.testing.assert_close(f[:, -1], z[:, enc.base.columns("mag_mean")].mean(-1))
+    # the kinds of evidence a grouped monotone head weighs (head.groups=encoder): the errors, then each level
+    assert enc.evidence_groups() == {"errors": list(range(2 * d)), "level:stopped": [2 * d], "level:mag_mean": [2 * d + 1]}
+    assert head_groups(enc, "encoder") == [list(range(2 * d)), [2 * d], [2 * d + 1]] and head_groups(enc, "per_feature") is None
+    with pytest.raises(InvalidOption, match="does not group its features"):
+        head_groups(from_config("flow_stats", image_size=32), "encoder")
+    with pytest.raises(InvalidOption, match="head.groups must be one of"):
+        head_groups(enc, "by_cell")
+    with pytest.raises(ValueError, match="no statistic 'stoped'"):
+        from_config("dynamics", checkpoint=None, base=spec, levels=["stoped"])
+    with pytest.raises(ValueError, match="need a base with named statistics"):
+        from_config("dynamics", checkpoint=None, base={"name": "efficientnet_lite0", "weights": None, "image_size": 32},
+                    levels=["stopped"])

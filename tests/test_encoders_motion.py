@@ -10,7 +10,7 @@ from conftest import moving_square
 
 from phyprobe import Scorer
 from phyprobe.encoders import from_config
-from phyprobe.encoders.motion import CELL_STATS, flow_images, normalise_image
+from phyprobe.encoders.motion import CELL_STATS, STILL_LEVELS, flow_images, normalise_image, stopped_pixels
 from phyprobe.io.video import ClipSpec, decode_clip, write_video
 from phyprobe.training.pipeline import train
 from train_helpers import TOY, compose_train
@@ -208,3 +208,37 @@ def test_flow_stats_with_ego_motion_reads_a_camera_pan_as_no_motion(tmp_path):
     body_ego = encode(ego, moving).view(T, 4, -1)[1:, :, CELL_STATS.index("mag_max")].amax(-1)
     assert pan_ego < 0.2 * pan_plain
     assert (body_ego > 3.0).all()
+
+
+def test_stopped_pixels_are_the_ones_that_moved_and_then_froze():
+    """Causal per step: a background that never changes is not stopped, a pixel that keeps changing is not,
+    one that changed and then holds its value is, from the first still step on; changes within the still
+    tolerance count as still."""
+    g = np.zeros((6, 1, 4), np.uint8)
+    g[:, 0, 1] = [0, 50, 100, 150, 200, 250]  # keeps moving
+    g[:, 0, 2] = [0, 50, 100, 100, 100, 100]  # moves, then freezes at frame 3
+    g[:, 0, 3] = [0, 50, 100, 101, 99, 102]  # freezes within the tolerance (codec noise)
+    s = stopped_pixels(g, still_levels=STILL_LEVELS)
+    assert s.shape == (5, 1, 4)
+    assert not s[:, 0, 0].any() and not s[:, 0, 1].any()
+    assert s[:, 0, 2].tolist() == [False, False, True, True, True] == s[:, 0, 3].tolist()
+
+
+def test_flow_stats_see_a_region_that_freezes_in_moving_footage(tmp_path):
+    """A textured scene panning past the camera, and its twin whose centre square is frozen from frame 3 (the
+    footage's ``frozen_region``), through PyAV mp4s: the twin's ``stopped`` share rises in the cells the
+    square covers after the freeze, and stays near 0 in the plausible clip, where every pixel keeps changing."""
+    rng = np.random.default_rng(0)
+    texture = np.repeat(rng.integers(0, 256, (64, 160, 1), dtype=np.uint8), 3, axis=2)
+    texture = np.repeat(np.repeat(texture[::4, ::4], 4, 0), 4, 1)  # 4 px blocks: texture the codec keeps
+    pan = np.stack([texture[:, 4 * t : 4 * t + 64] for t in range(T)])
+    frozen = pan.copy()
+    frozen[3:, 16:48, 16:48] = pan[3, 16:48, 16:48]
+    enc = from_config("flow_stats", image_size=SIZE, grid=2)
+    f = encode(enc, write_video(tmp_path / "pan.mp4", pan, fps=12), write_video(tmp_path / "frozen.mp4", frozen, fps=12))
+    stopped = f[..., enc.columns("stopped")]  # (clip, step, cell): the square covers a quarter of each cell
+    assert stopped[0].max() < 0.05
+    assert (stopped[1, 4:] > 0.15).all() and (stopped[1, :3] < 0.05).all()
+    assert enc.columns("stopped") == [c * len(CELL_STATS) + CELL_STATS.index("stopped") for c in range(4)]
+    with pytest.raises(ValueError, match="no statistic 'speed'"):
+        enc.columns("speed")

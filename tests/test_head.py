@@ -36,3 +36,38 @@ def test_the_two_kinds_hold_different_parameters():
     mlp, mono = PhyProbeHead(16), PhyProbeHead(16, kind="monotone")
     assert mlp.num_parameters() > 10 * mono.num_parameters()
     assert mono.num_parameters() == 3 * 16 + 1  # one weight per pooled input, one bias
+
+
+def test_grouped_monotone_head_weighs_each_group_s_mean_once_per_pooling_statistic():
+    """groups over the per-step columns: each (pooling statistic, group) gets one weight on the mean of its
+    standardised inputs; at the start every such group counts the same."""
+    head = PhyProbeHead(5, stats=("mean", "max"), kind="monotone", groups=[[0, 1, 2, 3], [4]])
+    assert head.num_parameters() == 4 + 1
+    feats = torch.rand(10, 4, 5)
+    mean, mx = feats.mean(1), feats.amax(1)
+    start = (mean[:, :4].mean(1) + mean[:, 4] + mx[:, :4].mean(1) + mx[:, 4]) / 4
+    torch.testing.assert_close(head(feats), start)
+    with torch.no_grad():
+        head.monotone.raw_weight.copy_(torch.tensor([0.0, 1.0, -2.0, 3.0]))
+    w = torch.nn.functional.softplus(torch.tensor([0.0, 1.0, -2.0, 3.0]))
+    torch.testing.assert_close(head(feats), w[0] * mean[:, :4].mean(1) + w[1] * mean[:, 4] + w[2] * mx[:, :4].mean(1) + w[3] * mx[:, 4])
+    for bad in ([[0, 1], [3, 4]], [[0, 1, 2, 3, 4], [4]], [[0, 1, 2, 3, 4], []]):
+        with pytest.raises(ValueError, match="cover each of the 10 inputs exactly once"):
+            PhyProbeHead(5, stats=("mean", "max"), kind="monotone", groups=bad)
+    with pytest.raises(ValueError, match="groups are for the monotone head"):
+        PhyProbeHead(5, kind="mlp", groups=[[0, 1, 2, 3, 4]])
+
+
+def test_a_grouped_head_counts_a_kind_of_evidence_the_same_however_many_columns_it_has():
+    """Repeating the error columns (a finer grid) leaves a grouped head's scores as they were; per input, the
+    one extra input weighs less the more errors there are beside it."""
+    torch.manual_seed(0)
+    errors, level = torch.rand(32, 6, 8), torch.rand(32, 6, 1)
+    few, many = torch.cat([errors, level], -1), torch.cat([errors.repeat(1, 1, 4), level], -1)
+    grouped = [PhyProbeHead(d, stats=("mean",), kind="monotone", groups=[list(range(d - 1)), [d - 1]]) for d in (9, 33)]
+    per_input = [PhyProbeHead(d, stats=("mean",), kind="monotone") for d in (9, 33)]
+    for head, x in zip(grouped + per_input, (few, many, few, many)):
+        head.fit_normalisation(x)
+    torch.testing.assert_close(grouped[0](few), grouped[1](many))
+    level_weight = [h.monotone.weights()[-1].item() for h in per_input]
+    assert level_weight == pytest.approx([1 / 9, 1 / 33], rel=1e-4)

@@ -39,18 +39,35 @@ class MLPHead(nn.Module):
 
 
 class MonotoneHead(nn.Module):
-    """s = sum_i softplus(w_i) x_i + b: non-decreasing in every input. Starts as the inputs' plain mean."""
+    """s = sum_g softplus(w_g) mean_{i in g} x_i + b: non-decreasing in every input. ``groups`` (lists of
+    input columns, covering every column once) weigh evidence by kind, not feature by feature; one group per
+    input by default. Starts as the groups' plain mean.
 
-    def __init__(self, in_dim: int):
+    Why groups: Adam moves each raw weight by about lr per step, so over a run of a few hundred steps at the
+    paper's lr a weight changes by well under a factor of two, and the head ranks clips as its start does.
+    Per input, that start counts one extra input among hundreds of errors for nothing; per kind of evidence,
+    each kind counts alike from the start, whatever its number of columns."""
+
+    def __init__(self, in_dim: int, groups: list[list[int]] | None = None):
         super().__init__()
-        start = torch.tensor(1.0 / in_dim)
-        self.raw_weight = nn.Parameter(torch.full((in_dim,), float(start.expm1().log())))  # softplus^-1(1/in_dim)
+        assign = None  # one weight per input: no averaging
+        if groups is not None:
+            groups = [list(map(int, g)) for g in groups]
+            if sorted(i for g in groups for i in g) != list(range(in_dim)) or any(not g for g in groups):
+                raise ValueError(f"monotone head: groups must cover each of the {in_dim} inputs exactly once, none empty")
+            assign = torch.zeros(in_dim, len(groups))
+            for k, g in enumerate(groups):
+                assign[g, k] = 1.0 / len(g)
+        self.register_buffer("group_mean", assign, persistent=False)  # rebuilt from the groups, not stored
+        n = in_dim if groups is None else len(groups)
+        self.raw_weight = nn.Parameter(torch.full((n,), float(torch.tensor(1.0 / n).expm1().log())))  # softplus^-1(1/n)
         self.bias = nn.Parameter(torch.zeros(()))
 
     def weights(self) -> torch.Tensor:
         return nn.functional.softplus(self.raw_weight)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x if self.group_mean is None else x @ self.group_mean
         return x @ self.weights() + self.bias
 
 
@@ -61,19 +78,24 @@ class PhyProbeHead(nn.Module):
     """Per-step features (B, T, D) -> raw violation score s (B,). Report ``s.clamp(0, 1)``."""
 
     def __init__(self, feature_dim: int, stats=("mean", "std", "max"), hidden: int = 256, dropout: float = 0.1,
-                 kind: str = "mlp"):
+                 kind: str = "mlp", groups: list[list[int]] | None = None):
+        """``groups``: for the monotone head, lists of per-step feature columns whose evidence shares a weight
+        (each pooling statistic of a group is a group of its own); None: a weight per pooled input."""
         super().__init__()
         if kind not in HEAD_KINDS:
             raise ValueError(f"head kind must be one of {HEAD_KINDS}, got {kind!r}")
+        if groups is not None and kind != "monotone":
+            raise ValueError(f"head: groups are for the monotone head, not {kind!r}")
         self.pool = TemporalStatsPool(stats)
         in_dim = self.pool.out_dim(feature_dim)
-        self.feature_dim, self.kind = feature_dim, kind
+        self.feature_dim, self.kind, self.groups = feature_dim, kind, groups
         self.register_buffer("in_mean", torch.zeros(in_dim))
         self.register_buffer("in_std", torch.ones(in_dim))
         if kind == "mlp":
             self.mlp = MLPHead(in_dim, hidden, dropout)
         else:
-            self.monotone = MonotoneHead(in_dim)
+            pooled = None if groups is None else [[k * feature_dim + c for c in g] for k in range(len(stats)) for g in groups]
+            self.monotone = MonotoneHead(in_dim, pooled)
 
     @torch.no_grad()
     def fit_normalisation(self, feats, rows=None, batch: int = 256) -> None:

@@ -8,7 +8,8 @@ clips only; it is then frozen. Its per-step output is the absolute prediction er
 the base features' standardised units; or, ``signed``, its over- and under-predicted parts apart;
 optionally relative to the clip's own motion, ``normalise``), optionally followed by the standardised base
 features, so the head gets order-aware evidence ("this step is not what the last ones predicted") through the unchanged
-pooling stack.
+pooling stack. ``levels`` adds named base statistics as they are, averaged over the frame: evidence that is
+in a step's level and not in its surprise, such as a region that has stopped dead.
 
 A checkpoint is a directory: ``model.safetensors`` (predictor and standardisation), ``config.json``
 (base encoder name, options and fingerprint, context, hidden size, the clip spec it was fitted on) and
@@ -44,53 +45,70 @@ MOTION_FLOOR = 0.1  # standardised units added to the motion scale: a still clip
 
 
 class NextStepPredictor(nn.Module):
-    """MLP from the ``context`` previous standardised steps to the next one, as a residual on the last."""
+    """MLP from the ``context`` previous standardised steps to the next one, as a residual on the last.
 
-    def __init__(self, dim: int, context: int = 3, hidden: int = 256):
+    It reads the base features' ``columns`` (all of them by default): a base may hold statistics that
+    describe the clip's history rather than its motion at a step (flow_stats' ``stopped``), which are not
+    forecast (:func:`predicted_columns`)."""
+
+    def __init__(self, dim: int, context: int = 3, hidden: int = 256, columns: list[int] | None = None):
         super().__init__()
         if context < 1 or hidden < 1:
             raise ValueError(f"context and hidden must be >= 1, got context={context}, hidden={hidden}")
+        if columns is not None and len(columns) != dim:
+            raise ValueError(f"dynamics: {len(columns)} columns for a predictor of {dim} features")
         self.dim, self.context, self.hidden = dim, context, hidden
+        self.register_buffer("columns", torch.arange(dim) if columns is None else torch.as_tensor(columns, dtype=torch.long))
         self.register_buffer("mean", torch.zeros(dim))
         self.register_buffer("std", torch.ones(dim))
         self.net = nn.Sequential(nn.Linear(context * dim, hidden), nn.GELU(), nn.Linear(hidden, hidden), nn.GELU(),
                                  nn.Linear(hidden, dim))
 
     def fit_standardisation(self, steps: torch.Tensor) -> None:
-        """Per-feature mean and std over (N, D) training steps; constant features get std 1."""
+        """Per-feature mean and std over (N, D_base) training steps; constant features get std 1."""
+        steps = steps[..., self.columns]
         std = steps.std(0)
         self.mean.copy_(steps.mean(0))
         self.std.copy_(torch.where(std > 1e-6, std, torch.ones_like(std)))
 
     def standardise(self, z: torch.Tensor) -> torch.Tensor:
-        return (z.float() - self.mean) / self.std
+        """The predicted columns of base features (..., D_base), standardised: (..., dim)."""
+        return (z[..., self.columns].float() - self.mean) / self.std
 
     def errors(self, z: torch.Tensor) -> torch.Tensor:
-        """Signed prediction errors (B, T - context, D) of raw base features (B, T, D)."""
+        """Signed prediction errors (B, T - context, dim) of raw base features (B, T, D_base)."""
         k = self.context
         if z.shape[1] <= k:
             raise ValueError(f"dynamics: {z.shape[1]} steps leave nothing to predict after a context of {k}")
         s = self.standardise(z)
-        windows = s.unfold(1, k, 1)[:, :-1]  # (B, T-k, D, k): steps t-k .. t-1 for each target t
+        windows = s.unfold(1, k, 1)[:, :-1]  # (B, T-k, dim, k): steps t-k .. t-1 for each target t
         pred = s[:, k - 1 : -1] + self.net(windows.transpose(-1, -2).flatten(2))
         return pred - s[:, k:]
 
     def persistence_errors(self, z: torch.Tensor) -> torch.Tensor:
-        """What predicting "no change" would miss, (B, T - context, D): the step-to-step change of the
+        """What predicting "no change" would miss, (B, T - context, dim): the step-to-step change of the
         standardised features at the steps :meth:`errors` predicts. Its size is how much the clip moves."""
         s = self.standardise(z)
         k = self.context
         return s[:, k - 1 : -1] - s[:, k:]
 
 
+def predicted_columns(base: FrozenEncoder) -> list[int]:
+    """The base features a dynamics model forecasts: those the base marks as such (``predicted_columns``),
+    else all of them."""
+    cols = getattr(base, "predicted_columns", None)
+    return list(cols()) if cols is not None else list(range(base.feature_dim))
+
+
 def fit_predictor(train: list[torch.Tensor], val: list[torch.Tensor], context: int = 3, hidden: int = 256,
                   epochs: int = 200, lr: float = 1e-3, weight_decay: float = 1e-2, batch_size: int = 256,
-                  seed: int = 0, patience: int | None = None) -> tuple[NextStepPredictor, list[dict]]:
+                  seed: int = 0, patience: int | None = None, columns: list[int] | None = None
+                  ) -> tuple[NextStepPredictor, list[dict]]:
     """Fit on plausible (T, D) sequences with the L1 loss (V-JEPA's); the epoch with the lowest validation
     loss is kept (training loss when there is no validation clip). ``patience``: stop once that many epochs
     have passed without a new lowest loss (None: run every epoch); the epochs before the stop are the same
     computation either way, so the kept model only differs if a later epoch would have been lower.
-    Returns the predictor and the history."""
+    ``columns``: which base features to forecast (all by default). Returns the predictor and the history."""
     if patience is not None and patience < 1:
         raise ValueError(f"dynamics: patience must be >= 1 epoch or None, got {patience}")
     if not train:
@@ -98,7 +116,8 @@ def fit_predictor(train: list[torch.Tensor], val: list[torch.Tensor], context: i
     g = torch.Generator().manual_seed(seed)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        model = NextStepPredictor(train[0].shape[-1], context, hidden)
+        dim = train[0].shape[-1] if columns is None else len(columns)
+        model = NextStepPredictor(dim, context, hidden, columns)
     model.fit_standardisation(torch.cat([z.float() for z in train]))
     tr, va = torch.stack([z.float() for z in train]), torch.stack([z.float() for z in val]) if val else None
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
@@ -159,6 +178,8 @@ def load_checkpoint(path: str | Path) -> tuple[FrozenEncoder, NextStepPredictor,
                          f"fitted on (fingerprint {base.fingerprint()} != {cfg['base']['fingerprint']})")
     predictor = NextStepPredictor(cfg["feature_dim"], cfg["context"], cfg["hidden"])
     predictor.load_state_dict(load_file(str(weights)))
+    if predictor.columns.tolist() != predicted_columns(base):
+        raise ValueError(f"{cfg_file}: the predictor forecasts base columns other than those {base.name!r} marks as forecast")
     return base, predictor, "sha256:" + hashlib.sha256(weights.read_bytes()).hexdigest()[:16]
 
 
@@ -171,15 +192,31 @@ class DynamicsEncoder(FrozenEncoder):
     bundled_kwargs = ("checkpoint",)  # the fitted model travels inside an exported scorer
 
     def __init__(self, base: FrozenEncoder, predictor: NextStepPredictor, include_base: bool, base_dtype: str = "float16",
-                 normalise: str = "none", signed: bool = False):
+                 normalise: str = "none", signed: bool = False, levels: tuple[str, ...] = ()):
         super().__init__()
         if normalise not in NORMALISATIONS:
             raise ValueError(f"dynamics: normalise must be one of {NORMALISATIONS}, got {normalise!r}")
+        if levels and not hasattr(base, "columns"):
+            raise ValueError(f"dynamics: levels {list(levels)} need a base with named statistics (flow_stats); {base.name!r} has none")
         self.base, self.predictor, self.include_base = base, predictor, include_base
         self.base_dtype, self.normalise, self.signed = base_dtype, normalise, signed
+        self.levels = tuple(levels)
+        self.level_columns = [base.columns(name) for name in self.levels]  # an unknown name fails here
         self.preprocess = base.preprocess
         self.frames_per_step = base.frames_per_step
-        self.feature_dim = base.feature_dim * ((2 if signed else 1) + (1 if include_base else 0))
+        self.feature_dim = predictor.dim * ((2 if signed else 1) + (1 if include_base else 0)) + len(self.levels)
+
+    def evidence_groups(self) -> dict[str, list[int]]:
+        """The per-step columns by kind of evidence, for a head that weighs kinds rather than features
+        (``head.groups: encoder``): the prediction errors (both signs), the standardised base features when
+        included, then each level on its own."""
+        err = self.predictor.dim * (2 if self.signed else 1)
+        groups = {"errors": list(range(err))}
+        if self.include_base:
+            groups["base"] = list(range(err, err + self.predictor.dim))
+        start = err + (self.predictor.dim if self.include_base else 0)
+        groups.update({f"level:{name}": [start + i] for i, name in enumerate(self.levels)})
+        return groups
 
     def frames_for(self, num_frames: int) -> int:
         return self.base.frames_for(num_frames)
@@ -207,6 +244,8 @@ class DynamicsEncoder(FrozenEncoder):
         err = torch.cat([err.clamp(min=0), (-err).clamp(min=0)], dim=-1) if self.signed else err.abs()
         err = pad_first(err, self.predictor.context)
         out = torch.cat([err, self.predictor.standardise(z)], dim=-1) if self.include_base else err
+        if self.levels:  # each named statistic's mean over the frame's cells, as measured
+            out = torch.cat([out, *(z[..., cols].mean(-1, keepdim=True) for cols in self.level_columns)], dim=-1)
         # a feature nearly constant on the plausible clips has a tiny std: far off it, the standardised value
         # would overflow float16 storage; past FINITE it is saturated, not infinite
         out = out.clamp(-FINITE, FINITE)
@@ -219,7 +258,7 @@ class DynamicsEncoder(FrozenEncoder):
 @register_encoder("dynamics")
 def dynamics(checkpoint: str | None = DEFAULT_CHECKPOINT, include_base: bool = True, base: dict | None = None,
              context: int = 3, hidden: int = 256, base_dtype: str = "float16", normalise: str = "none",
-             signed: bool = False) -> FrozenEncoder:
+             signed: bool = False, levels: list[str] | tuple[str, ...] = ()) -> FrozenEncoder:
     """Per step: |next-step prediction error| of the base features (D), or with ``signed`` its over- and
     under-predicted parts (2D: predicted minus actual where positive, then actual minus predicted), then,
     with ``include_base``, the standardised base features (D). ``checkpoint``: a directory written by
@@ -227,7 +266,8 @@ def dynamics(checkpoint: str | None = DEFAULT_CHECKPOINT, include_base: bool = T
     as ``weights=None`` does for the other entries. ``base``, ``context`` and ``hidden`` come from the
     checkpoint when there is one. ``base_dtype``: the storage dtype of the base features (the feature
     cache's), which the predictor reads. ``normalise``: how errors are scaled by the clip's own motion
-    (:data:`NORMALISATIONS`)."""
+    (:data:`NORMALISATIONS`). ``levels``: names of base statistics (flow_stats' ``CELL_STATS``) appended
+    per step as they are, averaged over the cells (1 each)."""
     if base_dtype not in ("float16", "float32"):
         raise ValueError(f"dynamics: base_dtype must be float16 or float32, got {base_dtype!r}")
     if checkpoint is not None:
@@ -237,16 +277,18 @@ def dynamics(checkpoint: str | None = DEFAULT_CHECKPOINT, include_base: bool = T
     else:
         spec = dict(base or DEFAULT_BASE)
         base_enc = from_config(spec.pop("name"), **spec)
+        cols = predicted_columns(base_enc)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(0)
-            predictor = NextStepPredictor(base_enc.feature_dim, context, hidden)
+            predictor = NextStepPredictor(len(cols), context, hidden, cols)
         weights_id = "random"
-    enc = DynamicsEncoder(base_enc, predictor.eval(), include_base, base_dtype, normalise, signed)
+    enc = DynamicsEncoder(base_enc, predictor.eval(), include_base, base_dtype, normalise, signed, tuple(levels))
     enc.weights_id = weights_id
     enc.options = {"base": base_enc.describe(), "context": predictor.context, "hidden": predictor.hidden,
                    "include_base": include_base, "base_dtype": base_dtype}
     # absent when off, so scorers exported and features cached before these options existed stay valid
-    enc.options.update({k: v for k, v in (("normalise", normalise), ("signed", signed)) if v not in ("none", False)})
+    enc.options.update({k: v for k, v in (("normalise", normalise), ("signed", signed), ("levels", list(levels)))
+                        if v not in ("none", False, [])})
     return enc
 
 

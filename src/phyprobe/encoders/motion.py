@@ -8,7 +8,8 @@ network motion, registered like any other backbone:
   ImageNet EfficientNet-Lite0; its features are concatenated per step with the RGB stream's.
 - ``efficientnet_lite0_diff``: the same with frame differences instead of flow (TSN's RGB-diff).
 - ``flow_stats``: no CNN; a coarse grid of flow and trajectory statistics per step (magnitude,
-  direction histogram, divergence, curl, Lagrangian acceleration as in ``baseline=motion``).
+  direction histogram, divergence, curl, Lagrangian acceleration as in ``baseline=motion``), and one
+  frame-difference statistic: the share of pixels that stopped changing after they had changed.
 
 All take the preprocessed clip the RGB encoder takes (the preprocessing travels with the entry), and
 recover the uint8 frames from it for OpenCV, so extraction, the cache and the exported scorer treat
@@ -37,8 +38,29 @@ from .preprocess import Preprocess
 
 DIRECTION_BINS = 8
 # Per grid cell: mean and max flow magnitude, magnitude-weighted direction histogram, mean divergence,
-# mean curl, mean and max |Lagrangian acceleration| on textured pixels.
-CELL_STATS = ("mag_mean", "mag_max", *(f"dir{i}" for i in range(DIRECTION_BINS)), "div", "curl", "acc_mean", "acc_max")
+# mean curl, mean and max |Lagrangian acceleration| on textured pixels, and the share of pixels that have
+# stopped (see :func:`stopped_pixels`).
+CELL_STATS = ("mag_mean", "mag_max", *(f"dir{i}" for i in range(DIRECTION_BINS)), "div", "curl", "acc_mean", "acc_max",
+              "stopped")
+# Statistics of the clip's history up to a step, not of its motion at that step: a dynamics model does not
+# forecast them (``FlowStatsEncoder.predicted_columns``); they can reach its head as levels.
+HISTORY_STATS = ("stopped",)
+# A pixel whose grey level moves by at most this much between frames is still. Real footage carries sensor
+# and coding noise of a few levels wherever it moves, so only a region copied from frame to frame (a frozen
+# patch, a body that stops dead in a rendered world) stays under it; a static background never moved.
+STILL_LEVELS = 3
+
+
+def stopped_pixels(grays: np.ndarray, still_levels: int = STILL_LEVELS) -> np.ndarray:
+    """(T-1, H, W) bool per step t >= 1 of a (T, H, W) grey clip: the pixel is still from frame t-1 to t
+    and had changed at some earlier step of the clip. Causal (frames <= t only). It is the footprint of a
+    region that freezes while it was moving, which flow statistics barely see: a stop adds no surprise to
+    the next step's flow, and a frozen square under a moving camera only lowers a cell's mean a little."""
+    g = grays.astype(np.int16)
+    moving = np.abs(g[1:] - g[:-1]) > still_levels
+    moved_before = np.zeros_like(moving)
+    moved_before[1:] = np.logical_or.accumulate(moving[:-1], axis=0)
+    return ~moving & moved_before
 
 
 def to_unit(clips: torch.Tensor, pre: Preprocess) -> torch.Tensor:
@@ -142,7 +164,7 @@ def efficientnet_lite0_diff(image_size: int = 160, weights: str | None = "packag
 
 
 class FlowStatsEncoder(FrozenEncoder):
-    """A ``grid`` x ``grid`` map of :data:`CELL_STATS` per step: (T, grid² · 14), cell-major."""
+    """A ``grid`` x ``grid`` map of :data:`CELL_STATS` per step: (T, grid² · 15), cell-major."""
 
     def __init__(self, preprocess: Preprocess, grid: int, flow_method: str, edge_fraction: float, ego_motion: str = "none"):
         super().__init__()
@@ -150,8 +172,18 @@ class FlowStatsEncoder(FrozenEncoder):
         self.flow_method, self.edge_fraction, self.ego_motion = flow_method, edge_fraction, ego_motion
         self.feature_dim = grid * grid * len(CELL_STATS)
 
+    def predicted_columns(self) -> list[int]:
+        """The motion statistics' columns, which a dynamics model forecasts (not :data:`HISTORY_STATS`)."""
+        return sorted(c for stat in CELL_STATS if stat not in HISTORY_STATS for c in self.columns(stat))
+
+    def columns(self, stat: str) -> list[int]:
+        """Where statistic ``stat`` sits in a step's feature vector, one column per cell."""
+        if stat not in CELL_STATS:
+            raise ValueError(f"{self.name}: no statistic {stat!r}; it has {CELL_STATS}")
+        return [c * len(CELL_STATS) + CELL_STATS.index(stat) for c in range(self.grid * self.grid)]
+
     def _maps(self, frames: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
-        """Per-pixel maps of one clip: averaged ones (T-1, 12, H, W) and maxed ones (T-1, 2, H, W),
+        """Per-pixel maps of one clip: averaged ones (T-1, 13, H, W) and maxed ones (T-1, 2, H, W),
         with flow in percent of the input side so the statistics do not grow with resolution."""
         scale = 100.0 / max(self.preprocess.size)
         px = flows(frames, self.flow_method)
@@ -169,7 +201,8 @@ class FlowStatsEncoder(FrozenEncoder):
         for t in range(1, len(f)):  # change of motion seen when frame t+1 arrives, on frame t-1's texture
             a = np.linalg.norm(lagrangian_acceleration(px[t - 1], px[t]), axis=-1) * scale
             acc[t] = a * textured(grays[t - 1], self.edge_fraction)
-        mean_maps = np.concatenate([mag[:, None], hist, div[:, None], curl[:, None], acc[:, None]], axis=1)
+        stopped = stopped_pixels(grays).astype(np.float32)
+        mean_maps = np.concatenate([mag[:, None], hist, div[:, None], curl[:, None], acc[:, None], stopped[:, None]], axis=1)
         max_maps = np.stack([mag, acc], axis=1)
         return torch.from_numpy(mean_maps).float(), torch.from_numpy(max_maps).float()
 
@@ -188,8 +221,9 @@ class FlowStatsEncoder(FrozenEncoder):
         mean_maps, max_maps = self._maps(frames)
         m = F.adaptive_avg_pool2d(mean_maps, self.grid)
         x = F.adaptive_max_pool2d(max_maps, self.grid)
-        cell = torch.cat([m[:, :1], x[:, :1], m[:, 1:12], x[:, 1:]], dim=1)  # (T-1, 14, g, g), CELL_STATS order
-        cell[0, -2:] = cell[1, -2:]  # the first flow has no acceleration yet: it repeats the next step's
+        cell = torch.cat([m[:, :1], x[:, :1], m[:, 1:12], x[:, 1:], m[:, 12:]], dim=1)  # (T-1, 15, g, g), CELL_STATS order
+        acc = [CELL_STATS.index("acc_mean"), CELL_STATS.index("acc_max")]
+        cell[0, acc] = cell[1, acc]  # the first flow has no acceleration yet: it repeats the next step's
         return cell.flatten(2).transpose(1, 2).flatten(1)  # cell-major: (T-1, g² · 14)
 
 
@@ -210,7 +244,7 @@ def flow_stats(image_size: int = 160, grid: int = 4, flow_method: str = "farneba
     enc = FlowStatsEncoder(pre, grid, flow_method, edge_fraction, ego_motion)
     enc.weights_id = "none"
     enc.options = {"image_size": image_size, "grid": grid, "flow_method": flow_method, "edge_fraction": edge_fraction,
-                   "cell_stats": list(CELL_STATS)}
+                   "cell_stats": list(CELL_STATS), "still_levels": STILL_LEVELS}
     if ego_motion != "none":  # absent when off, so the caches of existing runs keep their keys
         enc.options["ego_motion"] = ego_motion
     return enc

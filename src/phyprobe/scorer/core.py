@@ -142,8 +142,11 @@ def _build_encoder(cfg: dict, cfg_file: Path, check_fingerprint: bool) -> Frozen
 
 def _build_head(cfg: dict, weights: Path) -> PhyProbeHead:
     h = cfg["head"]
-    head = PhyProbeHead(h["feature_dim"], stats=tuple(h["stats"]), hidden=h["hidden"], dropout=h.get("dropout", 0.0),
-                        kind=h.get("kind", "mlp"))
+    try:
+        head = PhyProbeHead(h["feature_dim"], stats=tuple(h["stats"]), hidden=h["hidden"], dropout=h.get("dropout", 0.0),
+                            kind=h.get("kind", "mlp"), groups=h.get("groups"))
+    except ValueError as e:
+        raise ScorerLoadError(f"{weights.parent / CONFIG}: its head cannot be built ({e})") from e
     if not weights.is_file():
         raise ScorerLoadError(f"{weights}: missing (the scorer's head weights)")
     try:

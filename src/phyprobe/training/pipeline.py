@@ -139,6 +139,21 @@ def trainable_part(manifest: Manifest, data_cfg) -> Manifest:
     return manifest.keep(keep)
 
 
+HEAD_GROUPS = ("per_feature", "encoder")
+
+
+def head_groups(encoder: FrozenEncoder, how: str) -> list[list[int]] | None:
+    """The monotone head's weight groups (``head.groups``): None for a weight per input (``per_feature``), or
+    the encoder's kinds of evidence (``encoder``; the dynamics encoder's :meth:`evidence_groups`)."""
+    if how not in HEAD_GROUPS:
+        raise InvalidOption(f"head.groups must be one of {HEAD_GROUPS}, got {how!r}")
+    if how == "per_feature":
+        return None
+    if not hasattr(encoder, "evidence_groups"):
+        raise InvalidOption(f"head.groups=encoder: encoder {encoder.name!r} does not group its features by evidence (dynamics does)")
+    return list(encoder.evidence_groups().values())
+
+
 def instantiate_or_user_error(node: DictConfig, **kwargs):
     """Hydra's ``instantiate`` with its wrapper removed from a user's mistake (a missing weights file,
     a malformed manifest, an option value the factory refuses), so the user sees what is wrong,
@@ -213,8 +228,9 @@ def train(cfg: DictConfig) -> dict:
     excluded = set(manifest.videos["id"][manifest.videos["source"].isin(trained_on)]) - set(trainable.videos["id"])
     if train_m.pairs.empty:
         raise InvalidOption(f"no training pairs in splits {list(cfg.data.train_splits)} of {manifest.root}")
+    groups = head_groups(encoder, cfg.head.get("groups", "per_feature"))
     head = PhyProbeHead(encoder.feature_dim, stats=tuple(cfg.pooling.stats), hidden=cfg.head.hidden, dropout=cfg.head.dropout,
-                        kind=cfg.head.get("kind", "mlp"))
+                        kind=cfg.head.get("kind", "mlp"), groups=groups)
     train_rows = [row_of[v] for v in train_m.videos["id"]]
     head.fit_normalisation(feats, train_rows)
     log.info("head: %d parameters on %d-d pooled input", head.num_parameters(), head.pool.out_dim(encoder.feature_dim))
@@ -240,7 +256,7 @@ def train(cfg: DictConfig) -> dict:
     scores[["id", "path", "split", "source", "raw_score", "score"]].to_csv(scores_csv, index=False, float_format="%.9g")
 
     head_cfg = {"feature_dim": encoder.feature_dim, "stats": list(cfg.pooling.stats), "hidden": cfg.head.hidden,
-                "dropout": cfg.head.dropout, "kind": head.kind}
+                "dropout": cfg.head.dropout, "kind": head.kind, **({"groups": groups} if groups is not None else {})}
     scorer_dir = export_scorer(out / "scorer", encoder, head, clip, cfg.feature_dtype, head_cfg,
                                extra={"training": {"run_dir": str(out), "seed": cfg.seed, "num_train_pairs": len(train_m.pairs), "trained_on": trained_on,
                                                    "feature_cache": str(cache.dir)}})
