@@ -264,11 +264,26 @@ def test_default_backbone_fits_its_model_in_the_run_and_the_scorer_carries_it(ma
     assert enc["kwargs"]["checkpoint"] == "encoder/checkpoint" and enc["bundled"] == ["checkpoint"]
     scorer = Scorer.from_pretrained(moved)
     assert scorer.head.kind == "monotone" and scorer.encoder.name == "dynamics"
+    assert scorer.head.monotone.raw_weight.numel() == 2  # one weight for the errors, one for the stopped level
     expected = pd.read_csv(run / "scores.csv")
     got = scorer.score_raw_many([manifest / p for p in expected["path"]])
     assert np.max(np.abs(np.array(got) - expected["raw_score"].to_numpy())) < 1e-5
     resaved = scorer.save_pretrained(moved)  # saving a scorer onto its own directory keeps its bundled model
     assert (resaved / "encoder" / "checkpoint" / "model.safetensors").is_file()
+
+
+def test_default_backbone_with_the_paper_s_pooling_and_mlp_head_trains(manifest, tmp_path):
+    """The ablation flow_dynamics.yaml names (`pooling.stats=[mean,std,max] head.kind=mlp`): the evidence groups
+    of its monotone head do not apply to an MLP, and the run trains one."""
+    overrides = [o for o in TOY if not o.startswith("clip.")]
+    cfg = compose_train(tmp_path, [*overrides, f"clip.num_frames={FRAMES}", "backbone.fit.base.grid=2",
+                                   "backbone.fit.predictor.epochs=5", "backbone.fit.predictor.hidden=16", "data=manifest",
+                                   f"data.source.path={manifest}", "eval.report=false", "eval.n_boot=20", "eval.baselines=[]",
+                                   f"paths.cache_dir={tmp_path / 'cache'}", "pooling.stats=[mean,std,max]", "head.kind=mlp"])
+    assert cfg.head.groups == "encoder"
+    train(cfg)
+    head = json.loads((tmp_path / "scorer" / "config.json").read_text())["head"]
+    assert head["kind"] == "mlp" and "groups" not in head
 
 
 def test_fit_in_run_without_fit_settings_is_a_clear_error(manifest, tmp_path):

@@ -88,7 +88,7 @@ class PhyProbeHead(nn.Module):
             raise ValueError(f"head: groups are for the monotone head, not {kind!r}")
         self.pool = TemporalStatsPool(stats)
         in_dim = self.pool.out_dim(feature_dim)
-        self.feature_dim, self.kind, self.groups = feature_dim, kind, groups
+        self.feature_dim, self.kind = feature_dim, kind
         self.register_buffer("in_mean", torch.zeros(in_dim))
         self.register_buffer("in_std", torch.ones(in_dim))
         if kind == "mlp":

@@ -220,7 +220,7 @@ class Manifest:
                 col = self.videos[key]
             else:
                 col = self.videos["metadata"].map(lambda d: d.get(key) if isinstance(d, dict) else None)
-            wanted = [want] if isinstance(want, (str, int, float, bool)) else list(want)
+            wanted = [want] if isinstance(want, (str, int, float, bool, np.generic)) else list(want)
             keep &= col.isin(wanted).to_numpy()
         return keep
 

@@ -228,9 +228,10 @@ def train(cfg: DictConfig) -> dict:
     excluded = set(manifest.videos["id"][manifest.videos["source"].isin(trained_on)]) - set(trainable.videos["id"])
     if train_m.pairs.empty:
         raise InvalidOption(f"no training pairs in splits {list(cfg.data.train_splits)} of {manifest.root}")
-    groups = head_groups(encoder, cfg.head.get("groups", "per_feature"))
+    kind = cfg.head.get("kind", "mlp")  # groups weigh a monotone head's inputs; an MLP has no weights to share
+    groups = head_groups(encoder, cfg.head.get("groups", "per_feature")) if kind == "monotone" else None
     head = PhyProbeHead(encoder.feature_dim, stats=tuple(cfg.pooling.stats), hidden=cfg.head.hidden, dropout=cfg.head.dropout,
-                        kind=cfg.head.get("kind", "mlp"), groups=groups)
+                        kind=kind, groups=groups)
     train_rows = [row_of[v] for v in train_m.videos["id"]]
     head.fit_normalisation(feats, train_rows)
     log.info("head: %d parameters on %d-d pooled input", head.num_parameters(), head.pool.out_dim(encoder.feature_dim))
