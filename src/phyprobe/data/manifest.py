@@ -155,6 +155,18 @@ def _read_jsonl(file: Path) -> Iterable[tuple[int, dict]]:
             yield i, row
 
 
+def metadata_field(videos: pd.DataFrame, key: str, default: Any = None) -> pd.Series:
+    """One key of every video's ``metadata`` (``default`` where a video lacks it)."""
+    return videos["metadata"].map(lambda d: d.get(key, default) if isinstance(d, dict) else default)
+
+
+def one_of(values: pd.Series, want: Any) -> pd.Series:
+    """Which ``values`` equal ``want`` (one value) or one of its values (a list); None: all of them."""
+    if want is None:
+        return pd.Series(True, index=values.index)
+    return values.isin([want] if isinstance(want, (str, int, float, bool, np.generic)) else list(want))
+
+
 @dataclass
 class Manifest:
     """Videos and pairs of one data source (or a merge of several), validated."""
@@ -214,14 +226,8 @@ class Manifest:
         -> a value or a list of values (a video without that metadata key matches none); None matches all."""
         keep = np.ones(len(self.videos), dtype=bool)
         for key, want in where.items():
-            if want is None:
-                continue
-            if key in self.videos.columns:
-                col = self.videos[key]
-            else:
-                col = self.videos["metadata"].map(lambda d: d.get(key) if isinstance(d, dict) else None)
-            wanted = [want] if isinstance(want, (str, int, float, bool, np.generic)) else list(want)
-            keep &= col.isin(wanted).to_numpy()
+            col = self.videos[key] if key in self.videos.columns else metadata_field(self.videos, key)
+            keep &= one_of(col, want).to_numpy()
         return keep
 
     def split(self, *names: str) -> "Manifest":

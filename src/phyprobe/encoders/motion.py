@@ -224,7 +224,7 @@ class FlowStatsEncoder(FrozenEncoder):
         cell = torch.cat([m[:, :1], x[:, :1], m[:, 1:12], x[:, 1:], m[:, 12:]], dim=1)  # (T-1, 15, g, g), CELL_STATS order
         acc = [CELL_STATS.index("acc_mean"), CELL_STATS.index("acc_max")]
         cell[0, acc] = cell[1, acc]  # the first flow has no acceleration yet: it repeats the next step's
-        return cell.flatten(2).transpose(1, 2).flatten(1)  # cell-major: (T-1, g² · 14)
+        return cell.flatten(2).transpose(1, 2).flatten(1)  # cell-major: (T-1, g² · len(CELL_STATS))
 
 
 @register_encoder("flow_stats")

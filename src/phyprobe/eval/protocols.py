@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from phyprobe.data.manifest import Manifest
+from phyprobe.data.manifest import Manifest, metadata_field, one_of
 from phyprobe.errors import InvalidOption, MissingInput
 from phyprobe.eval import metrics as M
 
@@ -41,10 +41,6 @@ TWIN_KEYS = ("scene", "style")  # metadata keys that name a twin group: one scen
 
 # ---------------------------------------------------------------------------------------------
 # tables the protocols share
-
-
-def _meta(videos: pd.DataFrame, key: str, default: Any = None) -> pd.Series:
-    return videos["metadata"].map(lambda d: d.get(key, default) if isinstance(d, dict) else default)
 
 
 def _variant(videos: pd.DataFrame) -> pd.Series:
@@ -59,7 +55,7 @@ def _variant(videos: pd.DataFrame) -> pd.Series:
         np.where(videos["anchor"].fillna(0) == 1, "violated", "plausible"),
         np.where(videos["is_real"].astype(bool), "plausible", "violated"),
     )
-    return _meta(videos, "variant").fillna(pd.Series(fallback, index=videos.index))
+    return metadata_field(videos, "variant").fillna(pd.Series(fallback, index=videos.index))
 
 
 def video_table(manifest: Manifest, scores: Mapping[str, float]) -> pd.DataFrame:
@@ -73,11 +69,11 @@ def video_table(manifest: Manifest, scores: Mapping[str, float]) -> pd.DataFrame
     out = v[["id", "source", "is_real", "magnitude", "anchor", "split", "metadata"]].copy()
     out["score"] = v["id"].map(scores).astype(float)
     out["variant"] = _variant(v)
-    sev = _meta(v, "severity")
+    sev = metadata_field(v, "severity")
     mag = v["magnitude"].where(v["magnitude"].notna(), np.where(out["variant"] == "violated", np.nan, 0.0))
     out["severity"] = pd.to_numeric(sev.where(sev.notna(), mag), errors="coerce")
     for key in ("family", "scene", "style", "degradation", "aspect"):
-        out[key] = _meta(v, key)
+        out[key] = metadata_field(v, key)
     return out
 
 
@@ -86,12 +82,6 @@ def scored_pairs(manifest: Manifest, scores: Mapping[str, float]) -> pd.DataFram
     p = manifest.pairs
     p = p[p["a"].isin(scores.keys()) & p["b"].isin(scores.keys())].reset_index(drop=True)
     return p.assign(sa=p["a"].map(scores).astype(float), sb=p["b"].map(scores).astype(float))
-
-
-def _select(values: pd.Series, want: str | list[str] | None) -> pd.Series:
-    if want is None:
-        return pd.Series(True, index=values.index)
-    return values.isin([want] if isinstance(want, str) else list(want))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -144,8 +134,8 @@ def _twins(vt: pd.DataFrame, twin_keys: tuple[str, ...]) -> pd.DataFrame:
     """
     if len(vt) == 0:
         return vt.assign(group=pd.Series(dtype=object), twin_score=pd.Series(dtype=float))
-    parts = pd.concat([_meta(vt, k).map(str) for k in twin_keys], axis=1)  # map: astype(str) keeps NaN as NaN
-    key = parts.agg("|".join, axis=1).where(_meta(vt, twin_keys[0]).notna())
+    parts = pd.concat([metadata_field(vt, k).map(str) for k in twin_keys], axis=1)  # map: astype(str) keeps NaN as NaN
+    key = parts.agg("|".join, axis=1).where(metadata_field(vt, twin_keys[0]).notna())
     plaus = vt[vt["variant"] == "plausible"].groupby(key[vt["variant"] == "plausible"])["score"].mean()
     return vt.assign(group=key, twin_score=key.map(plaus))
 
@@ -268,7 +258,7 @@ def _pairwise(manifest: Manifest, scores, boot: _Boot, kind: str | list[str] | N
     the ImplausiBench formula). Broken down by pair kind and correspondence when there are several.
     """
     p = scored_pairs(manifest, scores)
-    p = p[_select(p["kind"], kind) & _select(p["correspondence"], correspondence)]
+    p = p[one_of(p["kind"], kind) & one_of(p["correspondence"], correspondence)]
     out = {
         "coverage": _coverage(manifest, scores),
         "pairwise_accuracy": {**_acc(boot, p["sa"], p["sb"], p["label"], tie_credit),
@@ -331,7 +321,7 @@ def _correlation(manifest: Manifest, scores, boot: _Boot, human_key: str,
     if human_higher_means not in ("violation", "plausible"):
         raise ValueError(f"human_higher_means must be 'violation' or 'plausible', got {human_higher_means!r}")
     vt = video_table(manifest, scores)
-    human = pd.to_numeric(_meta(vt, human_key), errors="coerce").to_numpy(dtype=float)
+    human = pd.to_numeric(metadata_field(vt, human_key), errors="coerce").to_numpy(dtype=float)
     keep = np.isfinite(human)
     sign = -1.0 if human_higher_means == "plausible" else 1.0
     both = boot(lambda h, s: {"spearman": M.spearman(h, s), "pearson": M.pearson(h, s), "kendall": M.kendall(h, s)},
