@@ -71,3 +71,34 @@ def test_a_grouped_head_counts_a_kind_of_evidence_the_same_however_many_columns_
     torch.testing.assert_close(grouped[0](few), grouped[1](many))
     level_weight = [h.monotone.weights()[-1].item() for h in per_input]
     assert level_weight == pytest.approx([1 / 9, 1 / 33], rel=1e-4)
+
+
+def test_a_grouped_head_divides_each_kind_by_its_spread_over_the_training_clips():
+    """Fitted on the training clips, every kind of evidence the weights multiply has unit spread there, so a
+    single level does not outweigh hundreds of errors whose mean varies little (and the scale is stored)."""
+    torch.manual_seed(0)
+    errors = torch.randn(200, 6, 1).expand(-1, -1, 40) * 0.2 + torch.randn(200, 6, 40)  # a shared part and noise
+    level = torch.randn(200, 6, 1) * 3 + 5
+    x = torch.cat([errors, level], -1)
+    head = PhyProbeHead(41, stats=("mean",), kind="monotone", groups=[list(range(40)), [40]])
+    head.fit_normalisation(x, rows=range(150))
+    kinds = head.monotone.kinds(head.standardised(x[:150]))
+    torch.testing.assert_close(kinds.std(0, unbiased=False), torch.ones(2), rtol=1e-4, atol=1e-4)
+    assert head.monotone.group_scale[0] < 0.5 < head.monotone.group_scale[1] == pytest.approx(1.0, rel=1e-4)
+    assert "monotone.group_scale" in head.state_dict()
+    torch.testing.assert_close(head(x), head.monotone.kinds(head.standardised(x)).mean(1))  # weights 1/2, bias 0
+
+
+def test_a_grouped_head_exported_before_group_scales_loads_with_scale_one():
+    torch.manual_seed(0)
+    x = torch.rand(32, 6, 5)
+    head = PhyProbeHead(5, stats=("mean",), kind="monotone", groups=[[0, 1, 2, 3], [4]])
+    head.fit_normalisation(x)
+    old = {k: v for k, v in head.state_dict().items() if k != "monotone.group_scale"}
+    loaded = PhyProbeHead(5, stats=("mean",), kind="monotone", groups=[[0, 1, 2, 3], [4]])
+    loaded.load_state_dict(old)
+    torch.testing.assert_close(loaded.monotone.group_scale, torch.ones(2))
+    pooled = (x.mean(1) - head.in_mean) / head.in_std
+    torch.testing.assert_close(loaded(x), (pooled[:, :4].mean(1) + pooled[:, 4]) / 2)
+    per_input = PhyProbeHead(5, stats=("mean",), kind="monotone")
+    assert "monotone.group_scale" not in per_input.state_dict()  # a weight per input has nothing to scale

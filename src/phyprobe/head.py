@@ -39,14 +39,19 @@ class MLPHead(nn.Module):
 
 
 class MonotoneHead(nn.Module):
-    """s = sum_g softplus(w_g) mean_{i in g} x_i + b: non-decreasing in every input. ``groups`` (lists of
-    input columns, covering every column once) weigh evidence by kind, not feature by feature; one group per
-    input by default. Starts as the groups' plain mean.
+    """s = sum_g softplus(w_g) mean_{i in g} x_i / scale_g + b: non-decreasing in every input. ``groups``
+    (lists of input columns, covering every column once) weigh evidence by kind, not feature by feature; one
+    group per input by default. ``scale_g`` is the spread of group g's mean over the training clips
+    (:meth:`fit_scale`; 1 until fitted), so the head starts as the plain mean of unit-variance kinds.
 
     Why groups: Adam moves each raw weight by about lr per step, so over a run of a few hundred steps at the
     paper's lr a weight changes by well under a factor of two, and the head ranks clips as its start does.
     Per input, that start counts one extra input among hundreds of errors for nothing; per kind of evidence,
-    each kind counts alike from the start, whatever its number of columns."""
+    each kind counts alike from the start, whatever its number of columns.
+
+    Why the scale: the mean of hundreds of standardised errors, which partly cancel, varies far less from clip
+    to clip than one standardised level does, so at equal weights the single level would decide most rankings
+    on its own. Divided by its spread, each kind of evidence moves the score as much as the others."""
 
     def __init__(self, in_dim: int, groups: list[list[int]] | None = None):
         super().__init__()
@@ -60,15 +65,32 @@ class MonotoneHead(nn.Module):
                 assign[g, k] = 1.0 / len(g)
         self.register_buffer("group_mean", assign, persistent=False)  # rebuilt from the groups, not stored
         n = in_dim if groups is None else len(groups)
+        # stored with the weights when there are groups; a scorer exported before the scale existed loads as 1
+        self.register_buffer("group_scale", torch.ones(n) if groups is not None else None)
         self.raw_weight = nn.Parameter(torch.full((n,), float(torch.tensor(1.0 / n).expm1().log())))  # softplus^-1(1/n)
         self.bias = nn.Parameter(torch.zeros(()))
 
     def weights(self) -> torch.Tensor:
         return nn.functional.softplus(self.raw_weight)
 
+    def kinds(self, x: torch.Tensor) -> torch.Tensor:
+        """(N, in_dim) standardised inputs -> (N, groups) the evidence each weight multiplies."""
+        return x if self.group_mean is None else x @ self.group_mean / self.group_scale
+
+    @torch.no_grad()
+    def fit_scale(self, x: torch.Tensor) -> None:
+        """Each group mean's standard deviation over (N, in_dim) standardised training inputs."""
+        if self.group_mean is not None:
+            self.group_scale.copy_((x.double() @ self.group_mean.double()).std(0, unbiased=False).float().clamp_min(1e-4))
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+        key = prefix + "group_scale"
+        if self.group_scale is not None and key not in state_dict:  # exported before group scales existed
+            state_dict = {**state_dict, key: torch.ones_like(self.group_scale)}
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = x if self.group_mean is None else x @ self.group_mean
-        return x @ self.weights() + self.bias
+        return self.kinds(x) @ self.weights() + self.bias
 
 
 HEAD_KINDS = ("mlp", "monotone")
@@ -103,7 +125,8 @@ class PhyProbeHead(nn.Module):
 
         ``feats``: (N, T, D) tensor or a streamed feature table; ``rows``: the training rows (all by
         default). Moments are merged chunk by chunk in float64 (Chan et al.), so a table larger
-        than memory is never loaded whole and the result does not depend on the chunk size.
+        than memory is never loaded whole and the result does not depend on the chunk size. A grouped
+        monotone head's group scales are fitted on the same rows.
         """
         rows = np.arange(len(feats)) if rows is None else np.asarray(rows, dtype=np.int64)
         n, mean, m2 = 0, None, None
@@ -120,9 +143,16 @@ class PhyProbeHead(nn.Module):
                 n += k
         self.in_mean.copy_(mean.float())
         self.in_std.copy_((m2 / n).sqrt().float().clamp_min(1e-4))
+        if self.kind == "monotone" and self.monotone.group_mean is not None:  # the pooled head input is small
+            self.monotone.fit_scale(torch.cat([self.standardised(feats[rows[i : i + batch]].float())
+                                               for i in range(0, len(rows), batch)]))
+
+    def standardised(self, feats: torch.Tensor) -> torch.Tensor:
+        """Per-step features (B, T, D) -> the pooled, standardised head input (B, in_dim)."""
+        return (self.pool(feats) - self.in_mean) / self.in_std
 
     def forward(self, feats: torch.Tensor) -> torch.Tensor:
-        x = (self.pool(feats) - self.in_mean) / self.in_std
+        x = self.standardised(feats)
         return self.mlp(x) if self.kind == "mlp" else self.monotone(x)
 
     def num_parameters(self) -> int:
