@@ -3,7 +3,8 @@
 Scores every video of a manifest by a statistic over steps (``--statistic``: mean, the default backbone's
 pooling, or max) of its mean |next-step prediction error| (the ``dynamics`` encoder's features with
 ``--normalise`` as the encoder scales them, averaged over features), and evaluates the named benchmarks on that
-score with the project's protocols. The base features are read from the base encoder's feature cache
+score with the project's protocols. ``--level NAME`` scores by a level instead (a base statistic the head
+reads beside the errors, such as flow_stats' ``stopped``, averaged over cells), to see what it ranks alone. The base features are read from the base encoder's feature cache
 (filled by ``train.py backbone=<base>`` or ``train_dynamics.py``), so this costs seconds; the encoder
 reads them in the same (float16) precision.
 
@@ -44,6 +45,8 @@ def main() -> None:
                     help="over steps: mean (what flow_dynamics pools) or max (a single surprising step)")
     ap.add_argument("--normalise", choices=NORMALISATIONS, default="none",
                     help="the encoder's scaling of the errors by the clip's own motion")
+    ap.add_argument("--level", default=None,
+                    help="score by this base statistic (a level, e.g. stopped) averaged over cells, not by the errors")
     ap.add_argument("--by-family", action="store_true",
                     help="also same-scene accuracy per violation family (all severities)")
     args = ap.parse_args()
@@ -56,10 +59,13 @@ def main() -> None:
     if missing:
         raise SystemExit(f"{cache.dir}: {len(missing)} videos of {args.manifest} have no cached {base.name} features; "
                          f"run train.py backbone={base.name} on this manifest first")
-    encoder = DynamicsEncoder(base, predictor.eval(), include_base=False, normalise=args.normalise)
+    levels = [args.level] if args.level else []
+    encoder = DynamicsEncoder(base, predictor.eval(), include_base=False, normalise=args.normalise, levels=levels)
     stat = STATISTICS[args.statistic]
-    # the encoder's first `context` steps repeat its first error; the score reads the predicted steps only
-    scores = {v: float(stat(encoder.derive(torch.from_numpy(f))[predictor.context:].mean(-1))) for v, f in feats.items()}
+    # the encoder's first `context` steps repeat its first error, so errors are read at the predicted steps
+    # only; a level (the last column) is measured at every step, and read there as the head reads it
+    evidence = (lambda x: x[:, -1]) if levels else (lambda x: x[predictor.context:].mean(-1))
+    scores = {v: float(stat(evidence(encoder.derive(torch.from_numpy(f))))) for v, f in feats.items()}
     for name in args.benchmarks:
         b = dict(OmegaConf.to_container(OmegaConf.load(CONFIGS / f"{name}.yaml")))
         if args.split:
