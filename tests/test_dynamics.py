@@ -253,6 +253,10 @@ def test_default_backbone_fits_its_model_in_the_run_and_the_scorer_carries_it(ma
                               f"paths.cache_dir={tmp_path / 'cache'}"])
     assert cfg.backbone.checkpoint == "fit" and cfg.head.kind == "monotone" and list(cfg.pooling.stats) == ["mean"]
     train(cfg)
+    # the exported head is the epoch of lowest validation loss (its ranking ties at every epoch)
+    val = pd.read_csv(run / "logs" / "metrics.csv").dropna(subset=["val/loss"])
+    kept = [int(p.name.split("-")[0].removeprefix("epoch=")) for p in (run / "checkpoints").glob("epoch=*.ckpt")]
+    assert kept == [int(val.loc[val["val/loss"].idxmin(), "epoch"])]
     fit = json.loads((run / "dynamics" / "config.json").read_text())["fit"]
     v = Manifest.load(manifest).videos
     assert fit["num_train_clips"] == int(((v["split"] == "train") & (v["magnitude"] == 0)).sum()) > 0
