@@ -4,9 +4,9 @@ Scores every video of a manifest by a statistic over steps (``--statistic``: mea
 pooling, or max) of its mean |next-step prediction error| (the ``dynamics`` encoder's features with
 ``--normalise`` as the encoder scales them, averaged over features), and evaluates the named benchmarks on that
 score with the project's protocols. ``--level NAME`` scores by a level instead (a base statistic the head
-reads beside the errors, such as flow_stats' ``stopped``, averaged over cells), to see what it ranks alone. The base features are read from the base encoder's feature cache
-(filled by ``train.py backbone=<base>`` or ``train_dynamics.py``), so this costs seconds; the encoder
-reads them in the same (float16) precision.
+reads beside the errors, such as flow_stats' ``stopped``, averaged over cells), to see what it ranks alone.
+The base features are read from the base encoder's feature cache (filled by ``train.py backbone=<base>`` or
+``train_dynamics.py``), so this costs seconds; the encoder reads them in the same (float16) precision.
 
     python bench/dynamics_surprise.py .cache/dynamics/flow_stats data/world-s0-n200 \\
         --benchmarks world_test world_heldout_family world_heldout_style real_footage

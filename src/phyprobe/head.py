@@ -50,8 +50,9 @@ class MonotoneHead(nn.Module):
     each kind counts alike from the start, whatever its number of columns.
 
     Why the scale: the mean of hundreds of standardised errors, which partly cancel, varies far less from clip
-    to clip than one standardised level does, so at equal weights the single level would decide most rankings
-    on its own. Divided by its spread, each kind of evidence moves the score as much as the others."""
+    to clip than one standardised level does (about half as much on the project's worlds), so at equal weights
+    the single level would outweigh all the errors together. Divided by its spread, each kind of evidence moves
+    the score as much as the others."""
 
     def __init__(self, in_dim: int, groups: list[list[int]] | None = None):
         super().__init__()
