@@ -130,9 +130,13 @@ class PhyProbeHead(nn.Module):
         monotone head's group scales are fitted on the same rows.
         """
         rows = np.arange(len(feats)) if rows is None else np.asarray(rows, dtype=np.int64)
+        grouped = self.kind == "monotone" and self.monotone.group_mean is not None
+        pooled = []  # a grouped head keeps the pooled clips (small: a few hundred values each) for its scales
         n, mean, m2 = 0, None, None
         for i in range(0, len(rows), batch):
             x = self.pool(feats[rows[i : i + batch]].float()).double()
+            if grouped:
+                pooled.append(x)
             k, mu = len(x), x.mean(0)
             sq = ((x - mu) ** 2).sum(0)
             if mean is None:
@@ -144,9 +148,8 @@ class PhyProbeHead(nn.Module):
                 n += k
         self.in_mean.copy_(mean.float())
         self.in_std.copy_((m2 / n).sqrt().float().clamp_min(1e-4))
-        if self.kind == "monotone" and self.monotone.group_mean is not None:  # the pooled head input is small
-            self.monotone.fit_scale(torch.cat([self.standardised(feats[rows[i : i + batch]].float())
-                                               for i in range(0, len(rows), batch)]))
+        if grouped:  # on the clips pooled above, not read again
+            self.monotone.fit_scale((torch.cat(pooled).float() - self.in_mean) / self.in_std)
 
     def standardised(self, feats: torch.Tensor) -> torch.Tensor:
         """Per-step features (B, T, D) -> the pooled, standardised head input (B, in_dim)."""
