@@ -99,6 +99,23 @@ def test_flow_stats_layout_and_response_to_motion(videos):
     assert acc[2, 3:5].max() > 2 * acc[1, 3:5].max()
 
 
+def test_squashed_flow_stats_spend_every_cell_on_the_picture(tmp_path):
+    """A wide frame letterboxed leaves whole rows of cells on the padding, where nothing ever moves; squashed,
+    every cell of the grid covers part of the picture. A texture scrolling across the whole 4:1 frame
+    moves in every cell under ``squash``, and in the middle rows of cells only under ``letterbox``."""
+    rng = np.random.default_rng(0)
+    texture = rng.integers(0, 256, (6, 48, 3), dtype=np.uint8).repeat(4, 0).repeat(4, 1)  # 24 x 192 blocks of 4 px
+    frames = np.stack([np.roll(texture, 3 * t, axis=1)[:, :96] for t in range(T)])  # 24 x 96: aspect 4:1
+    path = write_video(tmp_path / "wide.mp4", frames, fps=12)
+    moving = {}
+    for resize in ("letterbox", "squash"):
+        enc = from_config("flow_stats", image_size=SIZE, grid=4, resize=resize)
+        cells = encode(enc, path).view(T, 4, 4, len(CELL_STATS))[1:, ..., CELL_STATS.index("mag_mean")].mean(0)
+        moving[resize] = cells > 0.2 * cells.max()  # (row, column) of cells
+    assert moving["squash"].all()
+    assert moving["letterbox"][1:3].all() and not moving["letterbox"][[0, 3]].any()
+
+
 def test_flow_stats_of_a_batch_on_threads_equal_one_clip_at_a_time(videos):
     """The clips of a batch get their flow on the encoder's threads: the features are each clip's own,
     in order, whatever the thread count."""
@@ -126,6 +143,7 @@ def test_every_entry_and_option_has_its_own_cache_key():
         "stats_grid": from_config("flow_stats", image_size=SIZE, grid=2),
         "stats_dis": from_config("flow_stats", image_size=SIZE, flow_method="dis"),
         "stats_ego": from_config("flow_stats", image_size=SIZE, ego_motion="affine"),
+        "stats_squash": from_config("flow_stats", image_size=SIZE, resize="squash"),
         "dyn": from_config("dynamics", checkpoint=None, base={"name": "flow_stats", "image_size": SIZE}),
         "dyn_errors_only": from_config("dynamics", checkpoint=None, base={"name": "flow_stats", "image_size": SIZE},
                                        include_base=False),
@@ -145,6 +163,8 @@ def test_bad_options_are_refused():
         from_config("flow_stats", grid=0)
     with pytest.raises(ValueError, match="ego_motion"):
         from_config("flow_stats", ego_motion="homography")
+    with pytest.raises(ValueError, match="resize"):
+        from_config("flow_stats", resize="crop")
     with pytest.raises(ValueError, match="at least 3 frames"):
         from_config("flow_stats", image_size=SIZE)(torch.zeros(1, 2, 3, SIZE, SIZE))
 

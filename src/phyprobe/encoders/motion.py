@@ -229,9 +229,13 @@ class FlowStatsEncoder(FrozenEncoder):
 
 @register_encoder("flow_stats")
 def flow_stats(image_size: int = 160, grid: int = 4, flow_method: str = "farneback", edge_fraction: float = 0.2,
-               ego_motion: str = "none") -> FrozenEncoder:
+               ego_motion: str = "none", resize: str = "letterbox") -> FrozenEncoder:
     """Optical-flow and trajectory statistics on a ``grid`` x ``grid`` grid; no learned weights.
-    Frames are letterboxed to ``image_size`` like the embedded CNN's, so flow is measured at one scale.
+    ``resize="letterbox"`` fits frames into ``image_size`` like the embedded CNN's, aspect kept: a 16:9 frame
+    leaves a quarter of the cells on padding, where nothing moves, and its bodies get 0.56x the pixels.
+    ``squash`` stretches every frame over the whole grid: each cell sees picture, and flow is measured in
+    fractions of the frame's own height and width whatever its aspect (docs/results.md, "The grid over
+    the whole picture").
     ``ego_motion="affine"`` measures the bodies' motion relative to the view: each step's affine flow
     field (a moving camera's) is removed first, so an orbit or a handheld shake is not read as motion."""
     if grid < 1:
@@ -240,11 +244,15 @@ def flow_stats(image_size: int = 160, grid: int = 4, flow_method: str = "farneba
         raise ValueError(f"flow_stats: flow_method must be one of {FLOW_METHODS}, got {flow_method!r}")
     if ego_motion not in EGO_MOTION:
         raise ValueError(f"flow_stats: ego_motion must be one of {EGO_MOTION}, got {ego_motion!r}")
-    pre = Preprocess(size=(image_size, image_size), mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5), resize="letterbox")
+    if resize not in ("letterbox", "squash"):
+        raise ValueError(f"flow_stats: resize must be letterbox or squash (a crop would cut motion away), got {resize!r}")
+    pre = Preprocess(size=(image_size, image_size), mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5), resize=resize)
     enc = FlowStatsEncoder(pre, grid, flow_method, edge_fraction, ego_motion)
     enc.weights_id = "none"
     enc.options = {"image_size": image_size, "grid": grid, "flow_method": flow_method, "edge_fraction": edge_fraction,
                    "cell_stats": list(CELL_STATS), "still_levels": STILL_LEVELS}
     if ego_motion != "none":  # absent when off, so the caches of existing runs keep their keys
         enc.options["ego_motion"] = ego_motion
+    if resize != "letterbox":
+        enc.options["resize"] = resize
     return enc
