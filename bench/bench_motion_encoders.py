@@ -32,7 +32,7 @@ def encoders(image_size: int) -> dict:
         "efficientnet_lite0_diff": ("efficientnet_lite0_diff", px),
         "flow_stats": ("flow_stats", px),
         "flow_stats (DIS)": ("flow_stats", {**px, "flow_method": "dis"}),
-        # squashed over the grid, a 4:3 clip's flow is measured on 4/3 the pixels of its letterbox
+        # the same input size as letterboxed, with the picture where the padding was
         "flow_stats (DIS, squash)": ("flow_stats", {**px, "flow_method": "dis", "resize": "squash"}),
         "flow_stats (ego_motion affine)": ("flow_stats", {**px, "ego_motion": "affine"}),
         # Timing needs no fitted predictor: a seeded random one costs the same.

@@ -232,7 +232,8 @@ def flow_stats(image_size: int = 160, grid: int = 4, flow_method: str = "farneba
                ego_motion: str = "none", resize: str = "letterbox") -> FrozenEncoder:
     """Optical-flow and trajectory statistics on a ``grid`` x ``grid`` grid; no learned weights.
     ``resize="letterbox"`` fits frames into ``image_size`` like the embedded CNN's, aspect kept: a 16:9 frame
-    leaves a quarter of the cells on padding, where nothing moves, and its bodies get 0.56x the pixels.
+    leaves 44 % of the input on padding, where nothing moves (the top and bottom rows of a 4 x 4 grid are 7/8
+    padding), and its bodies get 0.56x the pixels.
     ``squash`` stretches every frame over the whole grid: each cell sees picture, and flow is measured in
     fractions of the frame's own height and width whatever its aspect (docs/results.md, "The grid over
     the whole picture").
