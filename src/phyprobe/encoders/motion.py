@@ -49,6 +49,8 @@ HISTORY_STATS = ("stopped",)
 # and coding noise of a few levels wherever it moves, so only a region copied from frame to frame (a frozen
 # patch, a body that stops dead in a rendered world) stays under it; a static background never moved.
 STILL_LEVELS = 3
+# How frames meet the grid (Preprocess' modes less a crop, which would cut motion away)
+FLOW_RESIZE = ("letterbox", "squash")
 
 
 def stopped_pixels(grays: np.ndarray, still_levels: int = STILL_LEVELS) -> np.ndarray:
@@ -245,8 +247,8 @@ def flow_stats(image_size: int = 160, grid: int = 4, flow_method: str = "farneba
         raise ValueError(f"flow_stats: flow_method must be one of {FLOW_METHODS}, got {flow_method!r}")
     if ego_motion not in EGO_MOTION:
         raise ValueError(f"flow_stats: ego_motion must be one of {EGO_MOTION}, got {ego_motion!r}")
-    if resize not in ("letterbox", "squash"):
-        raise ValueError(f"flow_stats: resize must be letterbox or squash (a crop would cut motion away), got {resize!r}")
+    if resize not in FLOW_RESIZE:
+        raise ValueError(f"flow_stats: resize must be one of {FLOW_RESIZE} (a crop would cut motion away), got {resize!r}")
     pre = Preprocess(size=(image_size, image_size), mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5), resize=resize)
     enc = FlowStatsEncoder(pre, grid, flow_method, edge_fraction, ego_motion)
     enc.weights_id = "none"
