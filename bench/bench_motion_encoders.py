@@ -34,6 +34,8 @@ def encoders(image_size: int) -> dict:
         "flow_stats (DIS)": ("flow_stats", {**px, "flow_method": "dis"}),
         # the same input size as letterboxed, with the picture where the padding was
         "flow_stats (DIS, squash)": ("flow_stats", {**px, "flow_method": "dis", "resize": "squash"}),
+        # the picture alone at about the same pixel count, its aspect kept: the padding is cut away per clip
+        "flow_stats (DIS, isotropic)": ("flow_stats", {**px, "flow_method": "dis", "resize": "isotropic"}),
         "flow_stats (ego_motion affine)": ("flow_stats", {**px, "ego_motion": "affine"}),
         # Timing needs no fitted predictor: a seeded random one costs the same.
         "dynamics (flow_stats base)": ("dynamics", {"checkpoint": None, "base": {"name": "flow_stats", **px}}),

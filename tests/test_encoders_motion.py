@@ -116,6 +116,27 @@ def test_squashed_flow_stats_spend_every_cell_on_the_picture(tmp_path):
     assert moving["letterbox"][1:3].all() and not moving["letterbox"][[0, 3]].any()
 
 
+def test_isotropic_flow_stats_measure_a_motion_alike_along_both_axes_and_at_every_aspect(tmp_path):
+    """The same texture scrolls 3 px a frame across a 16:9, a 9:16 and a square frame of equal area, along each
+    axis: six clips of one motion, 3 px of a 48-px geometric-mean side. ``isotropic`` measures 6.25 % of the side
+    in all six (within flow's error at the texture's block edges) and in every cell. ``squash``, which stretches
+    each frame to the square input, measures the wide frame's vertical motion 64/36 = 1.8x its horizontal."""
+    rng = np.random.default_rng(0)
+    texture = rng.integers(0, 256, (40, 40, 3), dtype=np.uint8).repeat(4, 0).repeat(4, 1)  # 160 x 160, blocks of 4 px
+    mags = {"isotropic": {}, "squash": {}}
+    for h, w in ((36, 64), (64, 36), (48, 48)):
+        for axis in (0, 1):
+            frames = np.stack([np.roll(texture, 3 * t, axis=axis)[:h, :w] for t in range(T)])
+            path = write_video(tmp_path / f"{h}x{w}-{axis}.mp4", frames, fps=12)
+            for resize in mags:
+                enc = from_config("flow_stats", image_size=SIZE, grid=4, resize=resize)
+                cells = encode(enc, path).view(T, 4, 4, len(CELL_STATS))[1:, ..., CELL_STATS.index("mag_mean")].mean(0)
+                assert (cells > 0.5 * cells.max()).all(), (resize, h, w, axis)  # the grid is all picture
+                mags[resize][h, w, axis] = float(cells.mean())
+    np.testing.assert_allclose(list(mags["isotropic"].values()), 100 * 3 / 48, rtol=0.05)
+    assert mags["squash"][36, 64, 0] / mags["squash"][36, 64, 1] > 1.5, mags["squash"]
+
+
 def test_flow_stats_of_a_batch_on_threads_equal_one_clip_at_a_time(videos):
     """The clips of a batch get their flow on the encoder's threads: the features are each clip's own,
     in order, whatever the thread count."""
@@ -144,6 +165,7 @@ def test_every_entry_and_option_has_its_own_cache_key():
         "stats_dis": from_config("flow_stats", image_size=SIZE, flow_method="dis"),
         "stats_ego": from_config("flow_stats", image_size=SIZE, ego_motion="affine"),
         "stats_squash": from_config("flow_stats", image_size=SIZE, resize="squash"),
+        "stats_isotropic": from_config("flow_stats", image_size=SIZE, resize="isotropic"),
         "dyn": from_config("dynamics", checkpoint=None, base={"name": "flow_stats", "image_size": SIZE}),
         "dyn_errors_only": from_config("dynamics", checkpoint=None, base={"name": "flow_stats", "image_size": SIZE},
                                        include_base=False),

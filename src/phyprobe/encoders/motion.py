@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
+import cv2
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -49,8 +50,11 @@ HISTORY_STATS = ("stopped",)
 # and coding noise of a few levels wherever it moves, so only a region copied from frame to frame (a frozen
 # patch, a body that stops dead in a rendered world) stays under it; a static background never moved.
 STILL_LEVELS = 3
-# How frames meet the grid (Preprocess' modes less a crop, which would cut motion away)
-FLOW_RESIZE = ("letterbox", "squash")
+# How frames meet the grid: Preprocess' modes less a crop, which would cut motion away, and ``isotropic``
+FLOW_RESIZE = ("letterbox", "squash", "isotropic")
+# ``isotropic`` letterboxes onto a canvas this much wider than ``image_size``, so that a picture up to 16:9
+# still has image_size² pixels of the video's own when its padding is cut away, not an upsampled few
+ISOTROPIC_CANVAS = 4 / 3
 
 
 def stopped_pixels(grays: np.ndarray, still_levels: int = STILL_LEVELS) -> np.ndarray:
@@ -66,16 +70,17 @@ def stopped_pixels(grays: np.ndarray, still_levels: int = STILL_LEVELS) -> np.nd
 
 
 def to_unit(clips: torch.Tensor, pre: Preprocess) -> torch.Tensor:
-    """Preprocessed clips (B, T, 3, H, W) back to RGB in [0, 1] (the preprocessing's inverse, after resizing)."""
+    """Preprocessed clips (B, T, 3, H, W) back to RGB in [0, 1] (the preprocessing's inverse, after resizing).
+    In place on one new tensor: it runs on every frame of every clip a flow encoder reads."""
     mean = torch.tensor(pre.mean, device=clips.device).view(1, 1, 3, 1, 1)
     std = torch.tensor(pre.std, device=clips.device).view(1, 1, 3, 1, 1)
     lo, hi = pre.value_range
-    return ((clips.float() * std + mean) - lo) / (hi - lo)
+    return (clips.float() * std).add_(mean).sub_(lo).div_(hi - lo)
 
 
 def to_uint8(clips: torch.Tensor, pre: Preprocess) -> np.ndarray:
     """Preprocessed clips (B, T, 3, H, W) back to uint8 RGB (B, T, H, W, 3): what OpenCV's flow reads."""
-    return to_unit(clips, pre).mul(255).round().clamp(0, 255).to(torch.uint8).permute(0, 1, 3, 4, 2).cpu().numpy()
+    return to_unit(clips, pre).mul_(255).round_().clamp_(0, 255).to(torch.uint8).permute(0, 1, 3, 4, 2).cpu().numpy()
 
 
 def normalise_image(img01: torch.Tensor, pre: Preprocess) -> torch.Tensor:
@@ -84,6 +89,24 @@ def normalise_image(img01: torch.Tensor, pre: Preprocess) -> torch.Tensor:
     std = torch.tensor(pre.std).view(1, 3, 1, 1)
     lo, hi = pre.value_range
     return ((img01 * (hi - lo) + lo) - mean) / std
+
+
+def picture(clip: torch.Tensor, pre: Preprocess, pixels: int) -> np.ndarray:
+    """A letterboxed clip (T, 3, H, W) as uint8 RGB (T, h, w, 3) without its padding, resized to about
+    ``pixels`` pixels with its aspect kept. Padding is the whole rows and columns that are exactly 0 after
+    normalisation in every channel: a uint8 frame never is (0 is grey 127.5), and a resampled one would have
+    to land on it all along a row. The padding is the same in every frame, so the first one finds it."""
+    picture_px = (clip[0] != 0).any(0)  # (H, W)
+    rows, cols = picture_px.any(1).nonzero().squeeze(1), picture_px.any(0).nonzero().squeeze(1)
+    if len(rows) and len(cols):
+        clip = clip[..., int(rows[0]) : int(rows[-1]) + 1, int(cols[0]) : int(cols[-1]) + 1]
+    frames = to_uint8(clip[None], pre)[0]
+    h, w = frames.shape[1:3]
+    f = np.sqrt(pixels / (h * w))
+    size = (max(8, round(w * f)), max(8, round(h * f)))
+    if size == (w, h):
+        return frames
+    return np.stack([cv2.resize(x, size, interpolation=cv2.INTER_AREA if f < 1 else cv2.INTER_LINEAR) for x in frames])
 
 
 def pad_first(steps: torch.Tensor, missing: int = 1) -> torch.Tensor:
@@ -166,11 +189,14 @@ def efficientnet_lite0_diff(image_size: int = 160, weights: str | None = "packag
 
 
 class FlowStatsEncoder(FrozenEncoder):
-    """A ``grid`` x ``grid`` map of :data:`CELL_STATS` per step: (T, grid² · 15), cell-major."""
+    """A ``grid`` x ``grid`` map of :data:`CELL_STATS` per step: (T, grid² · 15), cell-major. With
+    ``picture_pixels`` the letterbox's padding is cut away first and the picture resized to that many pixels
+    (``resize="isotropic"``)."""
 
-    def __init__(self, preprocess: Preprocess, grid: int, flow_method: str, edge_fraction: float, ego_motion: str = "none"):
+    def __init__(self, preprocess: Preprocess, grid: int, flow_method: str, edge_fraction: float, ego_motion: str = "none",
+                 picture_pixels: int | None = None):
         super().__init__()
-        self.preprocess, self.grid = preprocess, grid
+        self.preprocess, self.grid, self.picture_pixels = preprocess, grid, picture_pixels
         self.flow_method, self.edge_fraction, self.ego_motion = flow_method, edge_fraction, ego_motion
         self.feature_dim = grid * grid * len(CELL_STATS)
 
@@ -185,9 +211,10 @@ class FlowStatsEncoder(FrozenEncoder):
         return [c * len(CELL_STATS) + CELL_STATS.index(stat) for c in range(self.grid * self.grid)]
 
     def _maps(self, frames: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
-        """Per-pixel maps of one clip: averaged ones (T-1, 13, H, W) and maxed ones (T-1, 2, H, W),
-        with flow in percent of the input side so the statistics do not grow with resolution."""
-        scale = 100.0 / max(self.preprocess.size)
+        """Per-pixel maps of one clip: averaged ones (T-1, 13, H, W) and maxed ones (T-1, 2, H, W), with flow
+        in percent of the input side (of the picture's geometric-mean side when ``isotropic``), so the
+        statistics do not grow with resolution."""
+        scale = 100.0 / float(np.sqrt(self.picture_pixels) if self.picture_pixels else max(self.preprocess.size))
         px = flows(frames, self.flow_method)
         if self.ego_motion == "affine":
             px = remove_ego_motion(px)
@@ -212,7 +239,10 @@ class FlowStatsEncoder(FrozenEncoder):
         b, t = clips.shape[:2]
         if t < 3:
             raise ValueError(f"{self.name}: flow statistics need at least 3 frames per clip (two flows), got {t}")
-        frames = to_uint8(clips, self.preprocess)
+        if self.picture_pixels:
+            frames = [picture(c, self.preprocess, self.picture_pixels) for c in clips]
+        else:
+            frames = to_uint8(clips, self.preprocess)
         # OpenCV's flow and most of numpy release the GIL: the clips of a batch go to the threads torch is
         # allowed (what extraction gives the encoder), one clip each, in order
         with ThreadPoolExecutor(max_workers=max(1, min(len(frames), torch.get_num_threads()))) as pool:
@@ -236,9 +266,13 @@ def flow_stats(image_size: int = 160, grid: int = 4, flow_method: str = "farneba
     ``resize="letterbox"`` fits frames into ``image_size`` like the embedded CNN's, aspect kept: a 16:9 frame
     leaves 44 % of the input on padding, where nothing moves (the top and bottom rows of a 4 x 4 grid are 7/8
     padding), and its bodies get 0.56x the pixels.
-    ``squash`` stretches every frame over the whole grid: each cell sees picture, and flow is measured in
-    fractions of the frame's own height and width whatever its aspect (docs/results.md, "The grid over
-    the whole picture").
+    ``squash`` stretches every frame over the whole grid: each cell sees picture, but a 16:9 frame's
+    horizontal motion is measured 1.8x shorter than the same motion upright, and a rigid rotation's flow
+    (a rolling ball's) is sheared.
+    ``isotropic`` letterboxes, cuts the padding away and resizes the picture to ``image_size``² pixels with its
+    aspect kept: the grid covers the whole picture, its cells take the picture's aspect, and flow is
+    measured in percent of the picture's geometric-mean side, the same along both axes and at every aspect
+    (docs/results.md, "The grid over the whole picture").
     ``ego_motion="affine"`` measures the bodies' motion relative to the view: each step's affine flow
     field (a moving camera's) is removed first, so an orbit or a handheld shake is not read as motion."""
     if grid < 1:
@@ -249,8 +283,11 @@ def flow_stats(image_size: int = 160, grid: int = 4, flow_method: str = "farneba
         raise ValueError(f"flow_stats: ego_motion must be one of {EGO_MOTION}, got {ego_motion!r}")
     if resize not in FLOW_RESIZE:
         raise ValueError(f"flow_stats: resize must be one of {FLOW_RESIZE} (a crop would cut motion away), got {resize!r}")
-    pre = Preprocess(size=(image_size, image_size), mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5), resize=resize)
-    enc = FlowStatsEncoder(pre, grid, flow_method, edge_fraction, ego_motion)
+    canvas = round(image_size * ISOTROPIC_CANVAS) if resize == "isotropic" else image_size
+    pre = Preprocess(size=(canvas, canvas), mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5),
+                     resize="letterbox" if resize == "isotropic" else resize)
+    enc = FlowStatsEncoder(pre, grid, flow_method, edge_fraction, ego_motion,
+                           picture_pixels=image_size**2 if resize == "isotropic" else None)
     enc.weights_id = "none"
     enc.options = {"image_size": image_size, "grid": grid, "flow_method": flow_method, "edge_fraction": edge_fraction,
                    "cell_stats": list(CELL_STATS), "still_levels": STILL_LEVELS}
