@@ -268,9 +268,8 @@ def test_default_backbone_fits_its_model_in_the_run_and_the_scorer_carries_it(ma
     assert enc["kwargs"]["checkpoint"] == "encoder/checkpoint" and enc["bundled"] == ["checkpoint"]
     scorer = Scorer.from_pretrained(moved)
     assert scorer.head.kind == "monotone" and scorer.encoder.name == "dynamics"
-    # the flow grid covers the picture of these 4:3 clips alone, in the run and in the scorer rebuilt from its files
-    base = scorer.encoder.base
-    assert base.options["resize"] == "isotropic" and base.picture_pixels == base.options["image_size"] ** 2
+    # the flow grid covers the whole picture of these 4:3 clips, in the run and in the scorer rebuilt from its files
+    assert scorer.encoder.base.preprocess.resize == "squash" == scorer.encoder.preprocess.resize
     assert scorer.head.monotone.raw_weight.numel() == 2  # one weight for the errors, one for the stopped level
     # each kind's spread over the training clips, exported: the errors' mean varies less than one standardised level
     errors_scale, level_scale = scorer.head.monotone.group_scale.tolist()
