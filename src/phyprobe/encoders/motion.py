@@ -266,13 +266,13 @@ def flow_stats(image_size: int = 160, grid: int = 4, flow_method: str = "farneba
     ``resize="letterbox"`` fits frames into ``image_size`` like the embedded CNN's, aspect kept: a 16:9 frame
     leaves 44 % of the input on padding, where nothing moves (the top and bottom rows of a 4 x 4 grid are 7/8
     padding), and its bodies get 0.56x the pixels.
-    ``squash`` stretches every frame over the whole grid: each cell sees picture, but a 16:9 frame's
-    horizontal motion is measured 1.8x shorter than the same motion upright, and a rigid rotation's flow
-    (a rolling ball's) is sheared.
+    ``squash`` stretches every frame over the whole grid: each cell sees picture (docs/results.md, "The grid
+    over the whole picture"), but a 16:9 frame's horizontal motion is measured 1.8x shorter than the same
+    motion upright, and a rigid rotation's flow (a rolling ball's) is sheared.
     ``isotropic`` letterboxes, cuts the padding away and resizes the picture to ``image_size``² pixels with its
     aspect kept: the grid covers the whole picture, its cells take the picture's aspect, and flow is
-    measured in percent of the picture's geometric-mean side, the same along both axes and at every aspect
-    (docs/results.md, "The grid over the whole picture").
+    measured in percent of the picture's geometric-mean side, the same along both axes and at every aspect.
+    It transferred no better than ``squash`` (docs/results.md, "A second, independent build").
     ``ego_motion="affine"`` measures the bodies' motion relative to the view: each step's affine flow
     field (a moving camera's) is removed first, so an orbit or a handheld shake is not read as motion."""
     if grid < 1:
