@@ -123,13 +123,13 @@ def test_isotropic_flow_stats_measure_a_motion_alike_along_both_axes_and_at_ever
     each frame to the square input, measures the wide frame's vertical motion 64/36 = 1.8x its horizontal."""
     rng = np.random.default_rng(0)
     texture = rng.integers(0, 256, (40, 40, 3), dtype=np.uint8).repeat(4, 0).repeat(4, 1)  # 160 x 160, blocks of 4 px
-    mags = {"isotropic": {}, "squash": {}}
+    encoders = {resize: from_config("flow_stats", image_size=SIZE, grid=4, resize=resize) for resize in ("isotropic", "squash")}
+    mags = {resize: {} for resize in encoders}
     for h, w in ((36, 64), (64, 36), (48, 48)):
         for axis in (0, 1):
             frames = np.stack([np.roll(texture, 3 * t, axis=axis)[:h, :w] for t in range(T)])
             path = write_video(tmp_path / f"{h}x{w}-{axis}.mp4", frames, fps=12)
-            for resize in mags:
-                enc = from_config("flow_stats", image_size=SIZE, grid=4, resize=resize)
+            for resize, enc in encoders.items():
                 cells = encode(enc, path).view(T, 4, 4, len(CELL_STATS))[1:, ..., CELL_STATS.index("mag_mean")].mean(0)
                 assert (cells > 0.5 * cells.max()).all(), (resize, h, w, axis)  # the grid is all picture
                 mags[resize][h, w, axis] = float(cells.mean())

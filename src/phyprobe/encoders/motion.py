@@ -214,7 +214,7 @@ class FlowStatsEncoder(FrozenEncoder):
         """Per-pixel maps of one clip: averaged ones (T-1, 13, H, W) and maxed ones (T-1, 2, H, W), with flow
         in percent of the input side (of the picture's geometric-mean side when ``isotropic``), so the
         statistics do not grow with resolution."""
-        scale = 100.0 / float(np.sqrt(self.picture_pixels) if self.picture_pixels else max(self.preprocess.size))
+        scale = 100.0 / (self.picture_pixels**0.5 if self.picture_pixels else max(self.preprocess.size))  # a Python float
         px = flows(frames, self.flow_method)
         if self.ego_motion == "affine":
             px = remove_ego_motion(px)
