@@ -36,6 +36,8 @@ def encoders(image_size: int) -> dict:
         "flow_stats (DIS, squash)": ("flow_stats", {**px, "flow_method": "dis", "resize": "squash"}),
         # the picture alone at about the same pixel count, its aspect kept: the padding is cut away per clip
         "flow_stats (DIS, isotropic)": ("flow_stats", {**px, "flow_method": "dis", "resize": "isotropic"}),
+        # the default's base: one more warp per step, for the pixels the flow does not explain
+        "flow_stats (DIS, squash, unexplained)": ("flow_stats", {**px, "flow_method": "dis", "resize": "squash", "unexplained": True}),
         "flow_stats (ego_motion affine)": ("flow_stats", {**px, "ego_motion": "affine"}),
         # Timing needs no fitted predictor: a seeded random one costs the same.
         "dynamics (flow_stats base)": ("dynamics", {"checkpoint": None, "base": {"name": "flow_stats", **px}}),

@@ -331,6 +331,11 @@ def test_levels_append_the_frame_mean_of_named_base_statistics():
         head_groups(from_config("flow_stats", image_size=32), "encoder")
     with pytest.raises(InvalidOption, match="head.groups must be one of"):
         head_groups(enc, "by_cell")
+    # nor is `unexplained`, the change the flow does not carry, when the base measures it
+    both = from_config("dynamics", checkpoint=None, base={**spec, "unexplained": True}, include_base=False,
+                       base_dtype="float32", signed=True, levels=["stopped", "unexplained"])
+    levels = both.base.columns("stopped") + both.base.columns("unexplained")
+    assert both.predictor.dim == d and sorted(both.predictor.columns.tolist() + levels) == list(range(both.base.feature_dim))
     with pytest.raises(ValueError, match="no statistic 'stoped'"):
         from_config("dynamics", checkpoint=None, base=spec, levels=["stoped"])
     with pytest.raises(ValueError, match="need a base with named statistics"):

@@ -10,7 +10,8 @@ from conftest import moving_square
 
 from phyprobe import Scorer
 from phyprobe.encoders import from_config
-from phyprobe.encoders.motion import CELL_STATS, STILL_LEVELS, flow_images, normalise_image, stopped_pixels
+from phyprobe.encoders.motion import (CELL_STATS, STILL_LEVELS, UNEXPLAINED_LEVELS, flow_images, normalise_image, stopped_pixels,
+                                      unexplained_pixels)
 from phyprobe.io.video import ClipSpec, decode_clip, write_video
 from phyprobe.training.pipeline import train
 from train_helpers import TOY, compose_train
@@ -284,3 +285,47 @@ def test_flow_stats_see_a_region_that_freezes_in_moving_footage(tmp_path):
     assert enc.columns("stopped") == [c * len(CELL_STATS) + CELL_STATS.index("stopped") for c in range(4)]
     with pytest.raises(ValueError, match="no statistic 'speed'"):
         enc.columns("speed")
+
+
+def test_unexplained_pixels_are_the_change_the_flow_does_not_carry():
+    """A texture shifted by the flow given is explained everywhere the shift brings texture in from the frame;
+    a square that vanishes is unexplained over its footprint under zero flow, and a change within the
+    tolerance is not counted."""
+    rng = np.random.default_rng(0)
+    texture = rng.integers(0, 256, (16, 40), dtype=np.uint8)
+    g = np.stack([texture[:, 2 * t : 2 * t + 24] for t in range(3)])  # the view pans right by 2 px a frame
+    flow = np.zeros((2, 16, 24, 2), np.float32)
+    flow[..., 0] = -2.0  # the texture moves 2 px left in the image
+    u = unexplained_pixels(g, flow)
+    assert u.shape == (2, 16, 24)
+    assert not u[:, :, 2:].any()  # every pixel the flow carries from inside the frame is explained
+    assert u.any()  # the wrong flow would not explain the texture: zero flow leaves most of it unexplained
+    assert unexplained_pixels(g, np.zeros_like(flow)).mean() > 0.5
+    still = np.full((3, 8, 8), 100, np.uint8)
+    still[:2, 2:6, 2:6] = 220  # a bright square that is gone in frame 2
+    still[1:, 0, 0] += UNEXPLAINED_LEVELS  # a pixel that changes by no more than the tolerance
+    u = unexplained_pixels(still, np.zeros((2, 8, 8, 2), np.float32))
+    assert not u[0].any() and u[1, 2:6, 2:6].all() and u[1].sum() == 16
+
+
+def test_flow_stats_see_a_body_that_vanishes(tmp_path):
+    """A square sliding over a still background, and its twin in which it vanishes at frame 3, through PyAV
+    mp4s: the ``unexplained`` share jumps at the step the square goes, in the cells it was in, and stays low
+    while it slides (the flow carries it). Off (the default), the statistic and its option are absent, so the
+    features and cache keys of encoders built before it existed do not change."""
+    frames = moving_square(T, 48, 64, 4, 4.0)
+    vanish = frames.copy()
+    vanish[3:] = 40  # the background's grey: the square is gone
+    enc = from_config("flow_stats", image_size=SIZE, grid=2, unexplained=True)
+    f = encode(enc, write_video(tmp_path / "slide.mp4", frames, fps=12), write_video(tmp_path / "vanish.mp4", vanish, fps=12))
+    u = f[..., enc.columns("unexplained")]  # (clip, step, cell)
+    assert enc.stats == (*CELL_STATS, "unexplained") and f.shape[-1] == 4 * 16
+    assert u[1, 3].max() > 0.05 and u[1, 3].max() > 5 * u[0, 1:].max()
+    assert u[1, 4:].max() < 0.01  # once gone, nothing changes
+    assert not set(enc.columns("unexplained")) & set(enc.predicted_columns())  # a level, never forecast
+    off = from_config("flow_stats", image_size=SIZE, grid=2)
+    assert off.options["cell_stats"] == list(CELL_STATS) and "unexplained_levels" not in off.options
+    assert off.feature_dim == 4 * len(CELL_STATS) and off.fingerprint() != enc.fingerprint()
+    torch.testing.assert_close(encode(off, tmp_path / "vanish.mp4")[0], f[1].view(T, 4, 16)[..., :15].flatten(1))
+    with pytest.raises(ValueError, match="unexplained=True"):
+        off.columns("unexplained")

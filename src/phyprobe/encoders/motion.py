@@ -8,8 +8,9 @@ network motion, registered like any other backbone:
   ImageNet EfficientNet-Lite0; its features are concatenated per step with the RGB stream's.
 - ``efficientnet_lite0_diff``: the same with frame differences instead of flow (TSN's RGB-diff).
 - ``flow_stats``: no CNN; a coarse grid of flow and trajectory statistics per step (magnitude,
-  direction histogram, divergence, curl, Lagrangian acceleration as in ``baseline=motion``), and one
-  frame-difference statistic: the share of pixels that stopped changing after they had changed.
+  direction histogram, divergence, curl, Lagrangian acceleration as in ``baseline=motion``), and
+  frame-difference statistics: the share of pixels that stopped changing after they had changed and,
+  optionally, the share whose change the flow does not explain.
 
 All take the preprocessed clip the RGB encoder takes (the preprocessing travels with the entry), and
 recover the uint8 frames from it for OpenCV, so extraction, the cache and the exported scorer treat
@@ -40,16 +41,23 @@ from .preprocess import Preprocess
 DIRECTION_BINS = 8
 # Per grid cell: mean and max flow magnitude, magnitude-weighted direction histogram, mean divergence,
 # mean curl, mean and max |Lagrangian acceleration| on textured pixels, and the share of pixels that have
-# stopped (see :func:`stopped_pixels`).
+# stopped (see :func:`stopped_pixels`); with ``unexplained=True`` then the share of pixels whose change
+# the flow does not explain (see :func:`unexplained_pixels`).
 CELL_STATS = ("mag_mean", "mag_max", *(f"dir{i}" for i in range(DIRECTION_BINS)), "div", "curl", "acc_mean", "acc_max",
               "stopped")
-# Statistics of the clip's history up to a step, not of its motion at that step: a dynamics model does not
-# forecast them (``FlowStatsEncoder.predicted_columns``); they can reach its head as levels.
-HISTORY_STATS = ("stopped",)
+OPTIONAL_STATS = ("unexplained",)
+# Statistics that are not a measure of the motion at a step: the clip's history up to it (``stopped``) and
+# what the flow leaves out (``unexplained``). A dynamics model does not forecast them
+# (``FlowStatsEncoder.predicted_columns``); they can reach its head as levels.
+LEVEL_STATS = ("stopped", "unexplained")
 # A pixel whose grey level moves by at most this much between frames is still. Real footage carries sensor
 # and coding noise of a few levels wherever it moves, so only a region copied from frame to frame (a frozen
 # patch, a body that stops dead in a rendered world) stays under it; a static background never moved.
 STILL_LEVELS = 3
+# A pixel is unexplained when its grey level, carried along the flow to the next frame, is off by more than
+# this (a tenth of the range): far above coding noise, and what a body that appears, vanishes or changes
+# shape leaves, which no displacement of the previous frame can give.
+UNEXPLAINED_LEVELS = 24
 # How frames meet the grid: Preprocess' modes less a crop, which would cut motion away, and ``isotropic``
 FLOW_RESIZE = ("letterbox", "squash", "isotropic")
 # ``isotropic`` letterboxes onto a canvas this much wider than ``image_size``, so that a picture up to 16:9
@@ -67,6 +75,20 @@ def stopped_pixels(grays: np.ndarray, still_levels: int = STILL_LEVELS) -> np.nd
     moved_before = np.zeros_like(moving)
     moved_before[1:] = np.logical_or.accumulate(moving[:-1], axis=0)
     return ~moving & moved_before
+
+
+def unexplained_pixels(grays: np.ndarray, flow: np.ndarray, levels: int = UNEXPLAINED_LEVELS) -> np.ndarray:
+    """(T-1, H, W) bool per step t >= 1 of a (T, H, W) grey clip and its (T-1, H, W, 2) flow in pixels: frame
+    t sampled where the flow carries each pixel of frame t-1 differs from it by more than ``levels``. Flow
+    statistics measure where things move; this is the change that is not a motion: a body that vanishes,
+    appears or is duplicated, a flicker, a region that changes shape. Occlusion edges and a frame's border
+    add a little to every moving clip."""
+    g = grays.astype(np.float32)
+    h, w = g.shape[1:]
+    gx, gy = np.meshgrid(np.arange(w, dtype=np.float32), np.arange(h, dtype=np.float32))
+    carried = np.stack([cv2.remap(g[t + 1], gx + flow[t, ..., 0], gy + flow[t, ..., 1], cv2.INTER_LINEAR,
+                                  borderMode=cv2.BORDER_REPLICATE) for t in range(len(flow))])
+    return np.abs(carried - g[:-1]) > levels
 
 
 def to_unit(clips: torch.Tensor, pre: Preprocess) -> torch.Tensor:
@@ -189,35 +211,36 @@ def efficientnet_lite0_diff(image_size: int = 160, weights: str | None = "packag
 
 
 class FlowStatsEncoder(FrozenEncoder):
-    """A ``grid`` x ``grid`` map of :data:`CELL_STATS` per step: (T, grid² · 15), cell-major. With
-    ``picture_pixels`` the letterbox's padding is cut away first and the picture resized to that many pixels
-    (``resize="isotropic"``)."""
+    """A ``grid`` x ``grid`` map of its ``stats`` per step (:data:`CELL_STATS`, then ``unexplained`` when
+    asked for): (T, grid² · len(stats)), cell-major. With ``picture_pixels`` the letterbox's padding is cut
+    away first and the picture resized to that many pixels (``resize="isotropic"``)."""
 
     def __init__(self, preprocess: Preprocess, grid: int, flow_method: str, edge_fraction: float, ego_motion: str = "none",
-                 picture_pixels: int | None = None):
+                 picture_pixels: int | None = None, unexplained: bool = False):
         super().__init__()
         self.preprocess, self.grid, self.picture_pixels = preprocess, grid, picture_pixels
         self.flow_method, self.edge_fraction, self.ego_motion = flow_method, edge_fraction, ego_motion
-        self.feature_dim = grid * grid * len(CELL_STATS)
+        self.stats = CELL_STATS + (("unexplained",) if unexplained else ())
+        self.feature_dim = grid * grid * len(self.stats)
 
     def predicted_columns(self) -> list[int]:
-        """The motion statistics' columns, which a dynamics model forecasts (not :data:`HISTORY_STATS`)."""
-        return sorted(c for stat in CELL_STATS if stat not in HISTORY_STATS for c in self.columns(stat))
+        """The motion statistics' columns, which a dynamics model forecasts (not :data:`LEVEL_STATS`)."""
+        return sorted(c for stat in self.stats if stat not in LEVEL_STATS for c in self.columns(stat))
 
     def columns(self, stat: str) -> list[int]:
         """Where statistic ``stat`` sits in a step's feature vector, one column per cell."""
-        if stat not in CELL_STATS:
-            raise ValueError(f"{self.name}: no statistic {stat!r}; it has {CELL_STATS}")
-        return [c * len(CELL_STATS) + CELL_STATS.index(stat) for c in range(self.grid * self.grid)]
+        if stat not in self.stats:
+            hint = " (`unexplained=True` adds it)" if stat in OPTIONAL_STATS else ""
+            raise ValueError(f"{self.name}: no statistic {stat!r}{hint}; it has {self.stats}")
+        return [c * len(self.stats) + self.stats.index(stat) for c in range(self.grid * self.grid)]
 
     def _maps(self, frames: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
-        """Per-pixel maps of one clip: averaged ones (T-1, 13, H, W) and maxed ones (T-1, 2, H, W), with flow
+        """Per-pixel maps of one clip: averaged ones (T-1, 13 or 14, H, W) and maxed ones (T-1, 2, H, W), with flow
         in percent of the input side (of the picture's geometric-mean side when ``isotropic``), so the
         statistics do not grow with resolution."""
         scale = 100.0 / (self.picture_pixels**0.5 if self.picture_pixels else max(self.preprocess.size))  # a Python float
-        px = flows(frames, self.flow_method)
-        if self.ego_motion == "affine":
-            px = remove_ego_motion(px)
+        raw = flows(frames, self.flow_method)
+        px = remove_ego_motion(raw) if self.ego_motion == "affine" else raw
         f = px * scale
         grays = gray(frames)
         mag = np.linalg.norm(f, axis=-1)
@@ -230,8 +253,9 @@ class FlowStatsEncoder(FrozenEncoder):
         for t in range(1, len(f)):  # change of motion seen when frame t+1 arrives, on frame t-1's texture
             a = np.linalg.norm(lagrangian_acceleration(px[t - 1], px[t]), axis=-1) * scale
             acc[t] = a * textured(grays[t - 1], self.edge_fraction)
-        stopped = stopped_pixels(grays).astype(np.float32)
-        mean_maps = np.concatenate([mag[:, None], hist, div[:, None], curl[:, None], acc[:, None], stopped[:, None]], axis=1)
+        shares = [stopped_pixels(grays)] + ([unexplained_pixels(grays, raw)] if "unexplained" in self.stats else [])
+        mean_maps = np.concatenate([mag[:, None], hist, div[:, None], curl[:, None], acc[:, None],
+                                    *(x[:, None].astype(np.float32) for x in shares)], axis=1)
         max_maps = np.stack([mag, acc], axis=1)
         return torch.from_numpy(mean_maps).float(), torch.from_numpy(max_maps).float()
 
@@ -253,15 +277,15 @@ class FlowStatsEncoder(FrozenEncoder):
         mean_maps, max_maps = self._maps(frames)
         m = F.adaptive_avg_pool2d(mean_maps, self.grid)
         x = F.adaptive_max_pool2d(max_maps, self.grid)
-        cell = torch.cat([m[:, :1], x[:, :1], m[:, 1:12], x[:, 1:], m[:, 12:]], dim=1)  # (T-1, 15, g, g), CELL_STATS order
-        acc = [CELL_STATS.index("acc_mean"), CELL_STATS.index("acc_max")]
+        cell = torch.cat([m[:, :1], x[:, :1], m[:, 1:12], x[:, 1:], m[:, 12:]], dim=1)  # (T-1, len(stats), g, g), in order
+        acc = [self.stats.index("acc_mean"), self.stats.index("acc_max")]
         cell[0, acc] = cell[1, acc]  # the first flow has no acceleration yet: it repeats the next step's
-        return cell.flatten(2).transpose(1, 2).flatten(1)  # cell-major: (T-1, g² · len(CELL_STATS))
+        return cell.flatten(2).transpose(1, 2).flatten(1)  # cell-major: (T-1, g² · len(stats))
 
 
 @register_encoder("flow_stats")
 def flow_stats(image_size: int = 160, grid: int = 4, flow_method: str = "farneback", edge_fraction: float = 0.2,
-               ego_motion: str = "none", resize: str = "letterbox") -> FrozenEncoder:
+               ego_motion: str = "none", resize: str = "letterbox", unexplained: bool = False) -> FrozenEncoder:
     """Optical-flow and trajectory statistics on a ``grid`` x ``grid`` grid; no learned weights.
     ``resize="letterbox"`` fits frames into ``image_size`` like the embedded CNN's, aspect kept: a 16:9 frame
     leaves 44 % of the input on padding, where nothing moves (the top and bottom rows of a 4 x 4 grid are 7/8
@@ -274,7 +298,9 @@ def flow_stats(image_size: int = 160, grid: int = 4, flow_method: str = "farneba
     measured in percent of the picture's geometric-mean side, the same along both axes and at every aspect.
     It transferred no better than ``squash`` (docs/results.md, "A second, independent build").
     ``ego_motion="affine"`` measures the bodies' motion relative to the view: each step's affine flow
-    field (a moving camera's) is removed first, so an orbit or a handheld shake is not read as motion."""
+    field (a moving camera's) is removed first, so an orbit or a handheld shake is not read as motion.
+    ``unexplained=True`` adds a 16th statistic per cell, the share of pixels whose change the flow does not
+    explain (:func:`unexplained_pixels`): a change that is not a motion."""
     if grid < 1:
         raise ValueError(f"flow_stats: grid must be >= 1, got {grid}")
     if flow_method not in FLOW_METHODS:
@@ -287,10 +313,12 @@ def flow_stats(image_size: int = 160, grid: int = 4, flow_method: str = "farneba
     pre = Preprocess(size=(canvas, canvas), mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5),
                      resize="letterbox" if resize == "isotropic" else resize)
     enc = FlowStatsEncoder(pre, grid, flow_method, edge_fraction, ego_motion,
-                           picture_pixels=image_size**2 if resize == "isotropic" else None)
+                           picture_pixels=image_size**2 if resize == "isotropic" else None, unexplained=unexplained)
     enc.weights_id = "none"
     enc.options = {"image_size": image_size, "grid": grid, "flow_method": flow_method, "edge_fraction": edge_fraction,
-                   "cell_stats": list(CELL_STATS), "still_levels": STILL_LEVELS}
+                   "cell_stats": list(enc.stats), "still_levels": STILL_LEVELS}
+    if unexplained:  # absent when off, like the options below
+        enc.options["unexplained_levels"] = UNEXPLAINED_LEVELS
     if ego_motion != "none":  # absent when off, so the caches of existing runs keep their keys
         enc.options["ego_motion"] = ego_motion
     if resize != "letterbox":
