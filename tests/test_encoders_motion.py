@@ -329,3 +329,14 @@ def test_flow_stats_see_a_body_that_vanishes(tmp_path):
     torch.testing.assert_close(encode(off, tmp_path / "vanish.mp4")[0], f[1].view(T, 4, 16)[..., :15].flatten(1))
     with pytest.raises(ValueError, match="unexplained=True"):
         off.columns("unexplained")
+
+
+def test_vector_norm_is_numpy_s_norm_to_the_bit():
+    """The flow encoders and the motion baseline take it in place of ``np.linalg.norm(v, axis=-1)`` for speed;
+    cached features and published baseline scores depend on it giving exactly the same numbers."""
+    from phyprobe.baselines.motion import vector_norm
+
+    rng = np.random.default_rng(0)
+    for dtype in (np.float32, np.float64):
+        v = (rng.standard_normal((7, 33, 41, 2)) * rng.choice([1e-3, 1.0, 1e3], (7, 1, 1, 1))).astype(dtype)
+        assert np.array_equal(vector_norm(v), np.linalg.norm(v, axis=-1)) and vector_norm(v).dtype == dtype

@@ -68,6 +68,13 @@ def remove_ego_motion(flow: np.ndarray, stride: int = 4, keep: float = 0.8) -> n
     return out
 
 
+def vector_norm(v: np.ndarray) -> np.ndarray:
+    """(..., 2) -> (...) lengths, bit-identical to ``np.linalg.norm(v, axis=-1)`` and several times faster:
+    numpy reduces a trailing axis of 2 slowly, and the flow encoders take this norm on every step of every clip."""
+    x, y = v[..., 0], v[..., 1]
+    return np.sqrt(x * x + y * y)
+
+
 def lagrangian_acceleration(cur: np.ndarray, nxt: np.ndarray) -> np.ndarray:
     """(H, W, 2) change of flow along trajectories, F_{t+1}(p + F_t(p)) - F_t(p), for (H, W, 2) flows."""
     h, w = cur.shape[:2]
@@ -97,7 +104,7 @@ def motion_score(frames_uint8_thwc: np.ndarray, quantile: float = 0.99, edge_fra
         mask = textured(grays[t], edge_fraction)
         if mask.any():
             acc = lagrangian_acceleration(cur, nxt)
-            per_step.append(float(np.quantile(np.linalg.norm(acc, axis=-1)[mask], quantile)))
+            per_step.append(float(np.quantile(vector_norm(acc)[mask], quantile)))
     return max(per_step) / float(np.hypot(h, w))
 
 

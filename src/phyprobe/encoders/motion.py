@@ -33,7 +33,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..baselines.motion import EGO_MOTION, FLOW_METHODS, flows, gray, lagrangian_acceleration, remove_ego_motion, textured
+from ..baselines.motion import (EGO_MOTION, FLOW_METHODS, flows, gray, lagrangian_acceleration, remove_ego_motion, textured,
+                               vector_norm)
 from .base import FrozenEncoder, register_encoder
 from .efficientnet import efficientnet_lite0
 from .preprocess import Preprocess
@@ -243,7 +244,7 @@ class FlowStatsEncoder(FrozenEncoder):
         px = remove_ego_motion(raw) if self.ego_motion == "affine" else raw
         f = px * scale
         grays = gray(frames)
-        mag = np.linalg.norm(f, axis=-1)
+        mag = vector_norm(f)
         ang = np.arctan2(f[..., 1], f[..., 0])
         bins = ((ang + np.pi) / (2 * np.pi) * DIRECTION_BINS).astype(int) % DIRECTION_BINS
         hist = np.stack([mag * (bins == k) for k in range(DIRECTION_BINS)], axis=1)
@@ -251,7 +252,7 @@ class FlowStatsEncoder(FrozenEncoder):
         curl = np.gradient(f[..., 1], axis=2) - np.gradient(f[..., 0], axis=1)
         acc = np.zeros_like(mag)
         for t in range(1, len(f)):  # change of motion seen when frame t+1 arrives, on frame t-1's texture
-            a = np.linalg.norm(lagrangian_acceleration(px[t - 1], px[t]), axis=-1) * scale
+            a = vector_norm(lagrangian_acceleration(px[t - 1], px[t])) * scale
             acc[t] = a * textured(grays[t - 1], self.edge_fraction)
         shares = [stopped_pixels(grays)] + ([unexplained_pixels(grays, raw)] if "unexplained" in self.stats else [])
         mean_maps = np.concatenate([mag[:, None], hist, div[:, None], curl[:, None], acc[:, None],
