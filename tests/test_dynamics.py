@@ -270,10 +270,11 @@ def test_default_backbone_fits_its_model_in_the_run_and_the_scorer_carries_it(ma
     assert scorer.head.kind == "monotone" and scorer.encoder.name == "dynamics"
     # the flow grid covers the whole picture of these 4:3 clips, in the run and in the scorer rebuilt from its files
     assert scorer.encoder.base.preprocess.resize == "squash" == scorer.encoder.preprocess.resize
-    assert scorer.head.monotone.raw_weight.numel() == 2  # one weight for the errors, one for the stopped level
+    # one weight for the errors, one for each level: the stopped and the unexplained pixels
+    assert scorer.head.monotone.raw_weight.numel() == 3 and scorer.encoder.levels == ("stopped", "unexplained")
     # each kind's spread over the training clips, exported: the errors' mean varies less than one standardised level
-    errors_scale, level_scale = scorer.head.monotone.group_scale.tolist()
-    assert errors_scale < 1 and level_scale == pytest.approx(1.0, rel=1e-3)
+    errors_scale, *level_scales = scorer.head.monotone.group_scale.tolist()
+    assert errors_scale < 1 and level_scales == pytest.approx([1.0, 1.0], rel=1e-3)
     expected = pd.read_csv(run / "scores.csv")
     got = scorer.score_raw_many([manifest / p for p in expected["path"]])
     assert np.max(np.abs(np.array(got) - expected["raw_score"].to_numpy())) < 1e-5
