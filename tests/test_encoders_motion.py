@@ -299,7 +299,8 @@ def test_unexplained_pixels_are_the_change_the_flow_does_not_carry():
     u = unexplained_pixels(g, flow)
     assert u.shape == (2, 16, 24)
     assert not u[:, :, 2:].any()  # every pixel the flow carries from inside the frame is explained
-    assert u.any()  # the wrong flow would not explain the texture: zero flow leaves most of it unexplained
+    assert u.any()  # the two columns the pan brings in from outside the frame are not (their texture is new)
+    # and without the flow, most of the texture is unexplained
     assert unexplained_pixels(g, np.zeros_like(flow)).mean() > 0.5
     still = np.full((3, 8, 8), 100, np.uint8)
     still[:2, 2:6, 2:6] = 220  # a bright square that is gone in frame 2

@@ -13,6 +13,8 @@ with resolution. It measures motion glitches only — no gravity, no contacts, n
 
 from __future__ import annotations
 
+import functools
+
 import os
 from pathlib import Path
 
@@ -75,12 +77,23 @@ def vector_norm(v: np.ndarray) -> np.ndarray:
     return np.sqrt(x * x + y * y)
 
 
+@functools.lru_cache(maxsize=16)
+def _pixel_grid(h: int, w: int) -> tuple[np.ndarray, np.ndarray]:
+    gx, gy = np.meshgrid(np.arange(w, dtype=np.float32), np.arange(h, dtype=np.float32))
+    gx.flags.writeable = gy.flags.writeable = False  # shared between calls
+    return gx, gy
+
+
+def along_flow(image: np.ndarray, flow: np.ndarray) -> np.ndarray:
+    """``image`` sampled at p + flow(p) for every pixel p (bilinear, edges replicated): what lies where the
+    (H, W, 2) flow carries each pixel. One per step of every clip, so the pixel grid is built once per size."""
+    gx, gy = _pixel_grid(*flow.shape[:2])
+    return cv2.remap(image, gx + flow[..., 0], gy + flow[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+
+
 def lagrangian_acceleration(cur: np.ndarray, nxt: np.ndarray) -> np.ndarray:
     """(H, W, 2) change of flow along trajectories, F_{t+1}(p + F_t(p)) - F_t(p), for (H, W, 2) flows."""
-    h, w = cur.shape[:2]
-    gx, gy = np.meshgrid(np.arange(w, dtype=np.float32), np.arange(h, dtype=np.float32))
-    moved = cv2.remap(nxt, gx + cur[..., 0], gy + cur[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    return moved - cur
+    return along_flow(nxt, cur) - cur
 
 
 def textured(image: np.ndarray, edge_fraction: float) -> np.ndarray:

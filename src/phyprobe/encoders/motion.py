@@ -33,8 +33,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..baselines.motion import (EGO_MOTION, FLOW_METHODS, flows, gray, lagrangian_acceleration, remove_ego_motion, textured,
-                               vector_norm)
+from ..baselines.motion import (EGO_MOTION, FLOW_METHODS, along_flow, flows, gray, lagrangian_acceleration, remove_ego_motion,
+                               textured, vector_norm)
 from .base import FrozenEncoder, register_encoder
 from .efficientnet import efficientnet_lite0
 from .preprocess import Preprocess
@@ -85,10 +85,7 @@ def unexplained_pixels(grays: np.ndarray, flow: np.ndarray, levels: int = UNEXPL
     appears or is duplicated, a flicker, a region that changes shape. Occlusion edges and a frame's border
     add a little to every moving clip."""
     g = grays.astype(np.float32)
-    h, w = g.shape[1:]
-    gx, gy = np.meshgrid(np.arange(w, dtype=np.float32), np.arange(h, dtype=np.float32))
-    carried = np.stack([cv2.remap(g[t + 1], gx + flow[t, ..., 0], gy + flow[t, ..., 1], cv2.INTER_LINEAR,
-                                  borderMode=cv2.BORDER_REPLICATE) for t in range(len(flow))])
+    carried = np.stack([along_flow(g[t + 1], flow[t]) for t in range(len(flow))])
     return np.abs(carried - g[:-1]) > levels
 
 

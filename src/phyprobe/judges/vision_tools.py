@@ -34,7 +34,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from ..baselines.motion import flows
+from ..baselines.motion import along_flow, flows
 from ..data.manifest import Manifest
 from .base import JudgeResult, cost_summary
 
@@ -162,10 +162,7 @@ def _colour_hist(frames) -> np.ndarray:
 def _warp_midpoint(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """The frame halfway between ``a`` and ``b``: each warped half-way along Farneback flow, averaged."""
     f = flows(np.stack([a, b]))[0]
-    h, w = f.shape[:2]
-    gx, gy = np.meshgrid(np.arange(w, dtype=np.float32), np.arange(h, dtype=np.float32))
-    from_a = cv2.remap(a, gx - 0.5 * f[..., 0], gy - 0.5 * f[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    from_b = cv2.remap(b, gx + 0.5 * f[..., 0], gy + 0.5 * f[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    from_a, from_b = along_flow(a, -0.5 * f), along_flow(b, 0.5 * f)
     return ((from_a.astype(np.uint16) + from_b) // 2).astype(np.uint8)
 
 
