@@ -13,7 +13,8 @@ from sklearn.metrics import roc_auc_score
 from phyprobe.data.manifest import Manifest, write_jsonl
 from phyprobe.eval import metrics as M
 from phyprobe.eval.external import ExternalScoresError, missing_videos, read_external_scores
-from phyprobe.eval.protocols import PROTOCOLS, evaluate, flatten_metrics, load_benchmark, same_scene_margin
+from phyprobe.eval.protocols import (PROTOCOLS, evaluate, flatten_metrics, load_benchmark, same_scene_margin,
+                                     violated_twin_pairs)
 
 REPO = Path(__file__).resolve().parents[1]
 BOOT = dict(n_boot=100, seed=0)
@@ -107,6 +108,19 @@ def test_same_scene_margin_is_a_paired_difference(world):
     assert same["value"] == 0 and same["low"] == 0 and same["high"] == 0
     flipped = same_scene_margin(m, scores, {k: -v for k, v in scores.items()}, severe=0.0, n_boot=50)
     assert flipped["value"] == pytest.approx(3.5 / 5 - 1.5 / 5) and flipped["n"] == 5
+
+
+def test_violated_twin_pairs_are_the_counted_pairs(world):
+    """The table behind same-scene accuracy: each violated clip against its own scene's plausible clip, never a
+    quality clip or another scene's, with the metadata a per-family breakdown needs."""
+    m, scores = world
+    ss = violated_twin_pairs(m, scores)
+    assert sorted(zip(ss["id_a"], ss["id_b"])) == [("v0a", "p0"), ("v0b", "p0"), ("v1a", "p1"), ("v1b", "p1"), ("v2a", "p2")]
+    assert {"family_a", "subtype_a", "severity_a", "score_a", "score_b"} <= set(ss.columns)
+    row = ss.set_index("id_a").loc["v1b"]
+    assert row["family_a"] == "gravity" and row["score_a"] == 1.4 and row["score_b"] == 0.2
+    # unscored clips drop out of the table, as they do from the figures
+    assert "v2a" not in set(violated_twin_pairs(m, {k: v for k, v in scores.items() if k != "p2"})["id_a"])
 
 
 def test_world_pair_table_and_level_figures(world):

@@ -72,7 +72,7 @@ def video_table(manifest: Manifest, scores: Mapping[str, float]) -> pd.DataFrame
     sev = metadata_field(v, "severity")
     mag = v["magnitude"].where(v["magnitude"].notna(), np.where(out["variant"] == "violated", np.nan, 0.0))
     out["severity"] = pd.to_numeric(sev.where(sev.notna(), mag), errors="coerce")
-    for key in ("family", "scene", "style", "degradation", "aspect"):
+    for key in ("family", "subtype", "scene", "style", "degradation", "aspect"):
         out[key] = metadata_field(v, key)
     return out
 
@@ -151,6 +151,13 @@ def _violated_vs_twin(vt: pd.DataFrame) -> pd.DataFrame:
     return _same_scene_pairs(vt, vt["variant"] == "violated", vt["variant"] == "plausible")
 
 
+def violated_twin_pairs(manifest: Manifest, scores: Mapping[str, float], twin_keys: tuple[str, ...] = TWIN_KEYS) -> pd.DataFrame:
+    """Every scored violated clip (side ``_a``) against each scored plausible clip of its twin group (side
+    ``_b``), one row per pair with both sides' :func:`video_table` columns: the pairs the world's same-scene
+    accuracy counts (the violated clip should score higher)."""
+    return _violated_vs_twin(_twins(video_table(manifest, scores), tuple(twin_keys)))
+
+
 def _cross_scene(vt: pd.DataFrame, pairs: pd.DataFrame, boot: _Boot) -> dict:
     """Cross-scene accuracy from the manifest's ``correspondence == none`` pairs when it has them;
     otherwise one derived pair per violated clip, against a plausible clip of another scene drawn
@@ -215,7 +222,7 @@ def _world(manifest: Manifest, scores, boot: _Boot, severe: float = 0.5, obvious
     so it needs no pairs table; cross-scene, gen-gen and real-real figures read the pairs table."""
     vt = _twins(video_table(manifest, scores), tuple(twin_keys))
     pairs = scored_pairs(manifest, scores)
-    ss = _violated_vs_twin(vt)
+    ss = _violated_vs_twin(vt)  # violated_twin_pairs, sharing vt with the figures below
     sev = ss["severity_a"]
     edges = list(severity_bins)
     by_sev = {}
@@ -357,7 +364,7 @@ def same_scene_margin(manifest: Manifest, scores: Mapping[str, float], other: Ma
     """World same-scene accuracy at severity >= ``severe`` of ``scores`` minus that of ``other``, with a
     *paired* bootstrap: each resample draws the same twin pairs for both evaluators, so the interval
     is that of the difference, far narrower than two separate intervals would suggest."""
-    sides = [_violated_vs_twin(_twins(video_table(manifest, s), tuple(twin_keys))) for s in (scores, other)]
+    sides = [violated_twin_pairs(manifest, s, twin_keys) for s in (scores, other)]
     sides = [ss.loc[ss["severity_a"] >= severe, ["id_a", "id_b", "score_a", "score_b"]] for ss in sides]
     both = sides[0].merge(sides[1], on=["id_a", "id_b"], suffixes=("", "_other"))
 

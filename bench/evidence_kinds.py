@@ -1,0 +1,122 @@
+"""Which kind of evidence sees which violation: each kind a scorer's grouped monotone head weighs, ranked alone.
+
+The default's score is a non-negative weighting of a few kinds of evidence (the dynamics model's errors,
+the `stopped` and `unexplained` levels), each scaled to unit spread. A kind that points the wrong way on
+some family, as every kind of surprise does on a violation that takes motion away, pulls the sum down there
+however the weights are set. This scores every violated clip against its plausible twin by each kind alone,
+as the head sees it (the pooled, standardised group mean over the kind's columns: a monotone map of the
+kind, so its ranking is the kind's), and by the exported score, per source and per family or subtype.
+
+    python bench/evidence_kinds.py outputs/demo --manifest data/worlds-s1-n200-200 \\
+        --benchmarks world_test world3d_test real_footage_unseen --split train val test
+
+Same-scene accuracy at severity >= --severe, raw values, ties half credit; n is the number of pairs. The
+features come from the feature cache (extracted once, as `eval.py` does). Reads no labels beyond the
+benchmarks' own, and fits nothing: choose variants on builds no run trained on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from phyprobe.eval.metrics import pairwise_accuracy
+from phyprobe.eval.protocols import load_benchmark, violated_twin_pairs
+from phyprobe.features.extract import extract_features
+from phyprobe.scorer import Scorer
+from phyprobe.training.pipeline import load_feature_table
+
+
+def kind_names(scorer: Scorer) -> list[str]:
+    """One name per weight of the head, in its order: pooling statistic x the encoder's kinds of evidence."""
+    head = scorer.head
+    if head.kind != "monotone" or head.monotone.group_mean is None:
+        raise SystemExit("evidence_kinds: the scorer's head must be a grouped monotone head (head.kind=monotone "
+                         "head.groups=encoder), as the flow_dynamics default's is")
+    kinds = list(scorer.encoder.evidence_groups())
+    stats = head.pool.stats
+    names = [f"{k}" if len(stats) == 1 else f"{s}:{k}" for s in stats for k in kinds]
+    if len(names) != head.monotone.group_mean.shape[1]:
+        raise SystemExit(f"evidence_kinds: the head weighs {head.monotone.group_mean.shape[1]} kinds, the encoder names "
+                         f"{len(names)} ({names}): the scorer was exported with other groups")
+    return names
+
+
+@torch.no_grad()
+def kind_scores(scorer: Scorer, feats: torch.Tensor, batch: int = 1024) -> tuple[np.ndarray, np.ndarray]:
+    """(N, kinds) the evidence each head weight multiplies, and (N,) the raw score."""
+    head = scorer.head.eval()
+    kinds, score = [], []
+    for i in range(0, len(feats), batch):
+        f = feats[i : i + batch].float()
+        kinds.append(head.monotone.kinds(head.standardised(f)))
+        score.append(head(f))
+    return torch.cat(kinds).numpy(), torch.cat(score).numpy()
+
+
+def group_of(ss: pd.DataFrame, by: str) -> pd.Series:
+    """The violated clip's family, or family/subtype (subtypes repeat across families: a teleport's and a
+    brief glitch's `jump`)."""
+    family = ss["family_a"].astype(str)
+    return family if by == "family" else family + "/" + ss["subtype_a"].astype(str)
+
+
+def accuracy_table(pairs_by_column: dict[str, pd.DataFrame], by: str) -> pd.DataFrame:
+    """Rows: every family (or family/subtype) and "all"; columns: each scored column's same-scene accuracy
+    (ties half credit), then the number of pairs."""
+    out = {}
+    for col, ss in pairs_by_column.items():
+        acc = {"all": pairwise_accuracy(ss["score_a"], ss["score_b"], np.ones(len(ss)))}
+        for key, g in ss.groupby(group_of(ss, by)):
+            acc[key] = pairwise_accuracy(g["score_a"], g["score_b"], np.ones(len(g)))
+        out[col] = acc
+    table = pd.DataFrame(out)
+    any_pairs = next(iter(pairs_by_column.values()))
+    table["n"] = group_of(any_pairs, by).value_counts().reindex(table.index)
+    table.loc["all", "n"] = len(any_pairs)
+    table["n"] = table["n"].astype(int)
+    return table.loc[[*(i for i in table.index if i != "all"), "all"]]
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("run", type=Path, help="a run directory (its scorer/ is read) or a scorer directory")
+    ap.add_argument("--manifest", help="score this manifest instead of each benchmark's own (e.g. another build)")
+    ap.add_argument("--benchmarks", nargs="+", default=["world_test", "world3d_test", "real_footage_unseen"])
+    ap.add_argument("--split", nargs="+", help="splits to read (default: each benchmark's own)")
+    ap.add_argument("--severe", type=float, default=0.5, help="count violated clips of at least this severity")
+    ap.add_argument("--by", choices=("family", "subtype"), default="subtype")
+    ap.add_argument("--cache-dir", default=".cache/features")
+    args = ap.parse_args(argv)
+
+    scorer_dir = args.run / "scorer" if (args.run / "scorer").is_dir() else args.run
+    scorer = Scorer.from_pretrained(scorer_dir)
+    names = kind_names(scorer)
+    dtype = str(scorer.feature_dtype).replace("torch.", "")
+    pd.set_option("display.width", 200)
+    for name in args.benchmarks:
+        bench = load_benchmark(name)
+        changes = {k: v for k, v in (("manifest", args.manifest), ("split", args.split)) if v is not None}
+        bench = dataclasses.replace(bench, **changes)
+        manifest = bench.load_manifest()
+        cache = extract_features(manifest, scorer.encoder, scorer.clip, args.cache_dir, dtype=dtype, num_workers=0)
+        feats, _, kept, skipped = load_feature_table(cache, manifest)
+        kinds, score = kind_scores(scorer, feats)
+        ids = kept.videos["id"]
+        columns = {**{n: kinds[:, i] for i, n in enumerate(names)}, "score": score}
+        pairs = {}
+        for col, values in columns.items():
+            ss = violated_twin_pairs(kept, dict(zip(ids, values)))
+            pairs[col] = ss[ss["severity_a"] >= args.severe]
+        print(f"\n{name} ({bench.manifest}, splits {bench.split}; {len(skipped)} unreadable videos left out): "
+              f"same-scene accuracy at severity >= {args.severe:g} by {args.by}")
+        print(accuracy_table(pairs, args.by).round(3).to_string())
+
+
+if __name__ == "__main__":
+    main()
