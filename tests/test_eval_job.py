@@ -62,3 +62,22 @@ def test_unknown_baseline_names_the_ones_that_exist(tiny_world, tmp_path):
     cfg = eval_cfg(tmp_path, ["benchmark=world_test", f"benchmark.manifest={tiny_world}", "baseline=vjepa"])
     with pytest.raises(ValueError, match="motion.*vjepa2_surprisal"):
         run_eval(cfg)
+
+
+def test_scorer_reads_videos_with_another_clip_spec(tiny_world, tmp_path):
+    """`clip=` makes eval read the videos as asked, not as the scorer was trained: the features are extracted
+    anew at that clip length (their own cache entry) and the scores move; without it, the scorer's own spec."""
+    from scorer_fixtures import make_scorer
+
+    scorer = make_scorer(tmp_path / "scorer", num_frames=4)
+    common = ["benchmark=world_test", f"benchmark.manifest={tiny_world}", f"scorer={scorer}", "report=false",
+              f"paths.cache_dir={tmp_path / 'cache'}", "extract.num_workers=0"]
+    own = run_eval(eval_cfg(tmp_path / "own", common))
+    other = run_eval(eval_cfg(tmp_path / "other", [*common, "+clip.num_frames=6"]))
+    specs = sorted(json.loads(p.read_text())["clip"]["num_frames"] for p in (tmp_path / "cache").glob("*/spec.json"))
+    assert specs == [4, 6]
+    a = pd.read_csv(tmp_path / "own" / "scores.csv").set_index("id")["raw_score"]
+    b = pd.read_csv(tmp_path / "other" / "scores.csv").set_index("id")["raw_score"]
+    assert list(a.index) == list(b.index) and np.isfinite(b).all() and not np.allclose(a, b)
+    for res in (own, other):
+        assert res["results"]["world"]["same_scene_accuracy"]["n"] > 0

@@ -29,13 +29,20 @@ STANDIN_NOTE = ("These figures come from offline stand-ins (OpenCV substitutes),
                 "models of the evaluator they stand in for.")
 
 
-def scorer_scores(scorer_dir: str | Path, manifest, cache_dir: str | Path, extract: dict) -> dict[str, float]:
-    """Raw scores of every readable video of ``manifest`` (unreadable ones are reported and left out)."""
+def scorer_scores(scorer_dir: str | Path, manifest, cache_dir: str | Path, extract: dict,
+                  clip: dict | None = None) -> dict[str, float]:
+    """Raw scores of every readable video of ``manifest`` (unreadable ones are reported and left out).
+    ``clip``: read the videos with this clip spec (``ClipSpec`` fields) instead of the scorer's own, to
+    see how the scorer holds on clips sampled otherwise than it was trained on (longer, shorter, other rates)."""
     from ..features.extract import extract_features
+    from ..io.video import ClipSpec
     from ..scorer import Scorer
     from ..training.pipeline import load_feature_table, score_features
 
     scorer = Scorer.from_pretrained(scorer_dir)
+    if clip:
+        scorer.clip = ClipSpec(**clip)
+        log.info("reading the videos as %s, not as the scorer was trained (%s)", scorer.clip, scorer.config.get("clip"))
     cache = extract_features(manifest, scorer.encoder, scorer.clip, cache_dir,
                              dtype=str(scorer.feature_dtype).replace("torch.", ""), **extract)
     feats, _, kept, skipped = load_feature_table(cache, manifest)
@@ -97,7 +104,8 @@ def run_eval(cfg: DictConfig) -> dict:
         evaluator = str(cfg.scores_csv)
     else:
         scorer_dir = Path(cfg.scorer) if cfg.get("scorer") else Path(cfg.run) / "scorer"
-        scores = scorer_scores(scorer_dir, manifest, cfg.paths.cache_dir, OmegaConf.to_container(cfg.extract))
+        clip = OmegaConf.to_container(cfg.clip) if cfg.get("clip") else None
+        scores = scorer_scores(scorer_dir, manifest, cfg.paths.cache_dir, OmegaConf.to_container(cfg.extract), clip)
         evaluator = str(scorer_dir)
     if cost is None:  # no model calls: the cost is the wall time of scoring
         from ..judges.base import local_cost
