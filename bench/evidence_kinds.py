@@ -38,6 +38,8 @@ def kind_names(scorer: Scorer) -> list[str]:
     if head.kind != "monotone" or head.monotone.group_mean is None:
         raise SystemExit("evidence_kinds: the scorer's head must be a grouped monotone head (head.kind=monotone "
                          "head.groups=encoder), as the flow_dynamics default's is")
+    if not hasattr(scorer.encoder, "evidence_groups"):
+        raise SystemExit(f"evidence_kinds: encoder {scorer.encoder.name!r} names no kinds of evidence (the dynamics encoder does)")
     kinds = list(scorer.encoder.evidence_groups())
     stats = head.pool.stats
     names = [f"{k}" if len(stats) == 1 else f"{s}:{k}" for s in stats for k in kinds]
@@ -104,7 +106,7 @@ def main(argv: list[str] | None = None) -> None:
         changes = {k: v for k, v in (("manifest", args.manifest), ("split", args.split)) if v is not None}
         bench = dataclasses.replace(bench, **changes)
         manifest = bench.load_manifest()
-        cache = extract_features(manifest, scorer.encoder, scorer.clip, args.cache_dir, dtype=dtype, num_workers=0)
+        cache = extract_features(manifest, scorer.encoder, scorer.clip, args.cache_dir, dtype=dtype)
         feats, _, kept, skipped = load_feature_table(cache, manifest)
         kinds, score = kind_scores(scorer, feats)
         ids = kept.videos["id"]

@@ -81,3 +81,16 @@ def test_scorer_reads_videos_with_another_clip_spec(tiny_world, tmp_path):
     assert list(a.index) == list(b.index) and np.isfinite(b).all() and not np.allclose(a, b)
     for res in (own, other):
         assert res["results"]["world"]["same_scene_accuracy"]["n"] > 0
+
+
+def test_clip_override_errors_name_the_problem(tiny_world, tmp_path):
+    import pytest
+
+    from scorer_fixtures import make_scorer
+
+    scorer = make_scorer(tmp_path / "scorer", num_frames=4)
+    base = ["benchmark=world_test", f"benchmark.manifest={tiny_world}", "report=false"]
+    with pytest.raises(ValueError, match="no meaning for baseline="):
+        run_eval(eval_cfg(tmp_path / "a", [*base, "baseline=motion", "+clip.num_frames=8"]))
+    with pytest.raises(ValueError, match="clip=.*frames"):
+        run_eval(eval_cfg(tmp_path / "b", [*base, f"scorer={scorer}", "+clip.frames=8"]))

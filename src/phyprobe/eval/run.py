@@ -41,7 +41,10 @@ def scorer_scores(scorer_dir: str | Path, manifest, cache_dir: str | Path, extra
 
     scorer = Scorer.from_pretrained(scorer_dir)
     if clip:
-        scorer.clip = ClipSpec(**clip)
+        try:
+            scorer.clip = ClipSpec(**clip)
+        except (TypeError, ValueError) as e:
+            raise InvalidOption(f"clip={clip}: {e} (fields: num_frames, mode, fps)") from None
         log.info("reading the videos as %s, not as the scorer was trained (%s)", scorer.clip, scorer.config.get("clip"))
     cache = extract_features(manifest, scorer.encoder, scorer.clip, cache_dir,
                              dtype=str(scorer.feature_dtype).replace("torch.", ""), **extract)
@@ -85,6 +88,8 @@ def run_eval(cfg: DictConfig) -> dict:
     if len(sources) != 1:
         raise InvalidOption("give exactly one of scorer=DIR, run=RUN_DIR, scores_csv=FILE, baseline=NAME or judge=NAME "
                          f"(got {sources or 'none'})")
+    if cfg.get("clip") and not (cfg.get("scorer") or cfg.get("run")):
+        raise InvalidOption(f"clip= sets how a scorer reads the videos; it has no meaning for {sources[0]}=")
     t0, cost, standin = time.perf_counter(), None, False
     if cfg.get("judge"):
         from ..judges.run import run_judge
@@ -106,7 +111,7 @@ def run_eval(cfg: DictConfig) -> dict:
         scorer_dir = Path(cfg.scorer) if cfg.get("scorer") else Path(cfg.run) / "scorer"
         clip = OmegaConf.to_container(cfg.clip) if cfg.get("clip") else None
         scores = scorer_scores(scorer_dir, manifest, cfg.paths.cache_dir, OmegaConf.to_container(cfg.extract), clip)
-        evaluator = str(scorer_dir)
+        evaluator = str(scorer_dir) + (f" (clips read as {clip})" if clip else "")
     if cost is None:  # no model calls: the cost is the wall time of scoring
         from ..judges.base import local_cost
 
