@@ -27,9 +27,8 @@ import torch
 
 from phyprobe.eval.metrics import pairwise_accuracy
 from phyprobe.eval.protocols import load_benchmark, violated_twin_pairs
-from phyprobe.features.extract import extract_features
+from phyprobe.eval.run import scorer_feature_table
 from phyprobe.scorer import Scorer
-from phyprobe.training.pipeline import load_feature_table
 
 
 def kind_names(scorer: Scorer) -> list[str]:
@@ -55,9 +54,9 @@ def kind_scores(scorer: Scorer, feats: torch.Tensor, batch: int = 1024) -> tuple
     head = scorer.head.eval()
     kinds, score = [], []
     for i in range(0, len(feats), batch):
-        f = feats[i : i + batch].float()
-        kinds.append(head.monotone.kinds(head.standardised(f)))
-        score.append(head(f))
+        x = head.standardised(feats[i : i + batch].float())
+        kinds.append(head.monotone.kinds(x))
+        score.append(head.monotone(x))  # the head's forward, on the same standardised input
     return torch.cat(kinds).numpy(), torch.cat(score).numpy()
 
 
@@ -68,19 +67,20 @@ def group_of(ss: pd.DataFrame, by: str) -> pd.Series:
     return family if by == "family" else family + "/" + ss["subtype_a"].astype(str)
 
 
-def accuracy_table(pairs_by_column: dict[str, pd.DataFrame], by: str) -> pd.DataFrame:
-    """Rows: every family (or family/subtype) and "all"; columns: each scored column's same-scene accuracy
-    (ties half credit), then the number of pairs."""
+def accuracy_table(pairs: pd.DataFrame, columns: dict[str, dict[str, float]], by: str) -> pd.DataFrame:
+    """Rows: every family (or family/subtype) and "all"; columns: each scored column's same-scene accuracy on
+    ``pairs`` (the violated clip ``id_a`` against its twin ``id_b``; ties half credit), then the number of pairs."""
+    group = group_of(pairs, by)
     out = {}
-    for col, ss in pairs_by_column.items():
-        acc = {"all": pairwise_accuracy(ss["score_a"], ss["score_b"], np.ones(len(ss)))}
-        for key, g in ss.groupby(group_of(ss, by)):
-            acc[key] = pairwise_accuracy(g["score_a"], g["score_b"], np.ones(len(g)))
+    for col, values in columns.items():
+        sides = pd.DataFrame({"a": pairs["id_a"].map(values), "b": pairs["id_b"].map(values), "group": group})
+        acc = {"all": pairwise_accuracy(sides["a"], sides["b"], np.ones(len(sides)))}
+        for key, g in sides.groupby("group"):
+            acc[key] = pairwise_accuracy(g["a"], g["b"], np.ones(len(g)))
         out[col] = acc
     table = pd.DataFrame(out)
-    any_pairs = next(iter(pairs_by_column.values()))
-    table["n"] = group_of(any_pairs, by).value_counts().reindex(table.index)
-    table.loc["all", "n"] = len(any_pairs)
+    table["n"] = group.value_counts().reindex(table.index)
+    table.loc["all", "n"] = len(pairs)
     table["n"] = table["n"].astype(int)
     return table.loc[[*(i for i in table.index if i != "all"), "all"]]
 
@@ -99,25 +99,21 @@ def main(argv: list[str] | None = None) -> None:
     scorer_dir = args.run / "scorer" if (args.run / "scorer").is_dir() else args.run
     scorer = Scorer.from_pretrained(scorer_dir)
     names = kind_names(scorer)
-    dtype = str(scorer.feature_dtype).replace("torch.", "")
     pd.set_option("display.width", 200)
     for name in args.benchmarks:
         bench = load_benchmark(name)
         changes = {k: v for k, v in (("manifest", args.manifest), ("split", args.split)) if v is not None}
         bench = dataclasses.replace(bench, **changes)
         manifest = bench.load_manifest()
-        cache = extract_features(manifest, scorer.encoder, scorer.clip, args.cache_dir, dtype=dtype)
-        feats, _, kept, skipped = load_feature_table(cache, manifest)
+        feats, kept = scorer_feature_table(scorer, manifest, args.cache_dir, {})
         kinds, score = kind_scores(scorer, feats)
         ids = kept.videos["id"]
-        columns = {**{n: kinds[:, i] for i, n in enumerate(names)}, "score": score}
-        pairs = {}
-        for col, values in columns.items():
-            ss = violated_twin_pairs(kept, dict(zip(ids, values)))
-            pairs[col] = ss[ss["severity_a"] >= args.severe]
-        print(f"\n{name} ({bench.manifest}, splits {bench.split}; {len(skipped)} unreadable videos left out): "
-              f"same-scene accuracy at severity >= {args.severe:g} by {args.by}")
-        print(accuracy_table(pairs, args.by).round(3).to_string())
+        columns = {**{n: dict(zip(ids, kinds[:, i])) for i, n in enumerate(names)}, "score": dict(zip(ids, score))}
+        pairs = violated_twin_pairs(kept, columns["score"])
+        pairs = pairs[pairs["severity_a"] >= args.severe]
+        print(f"\n{name} ({bench.manifest}, splits {bench.split}; {len(manifest.videos) - len(ids)} unreadable videos "
+              f"left out): same-scene accuracy at severity >= {args.severe:g} by {args.by}")
+        print(accuracy_table(pairs, columns, args.by).round(3).to_string())
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ with resolution. It measures motion glitches only — no gravity, no contacts, n
 from __future__ import annotations
 
 import functools
-
 import os
 from pathlib import Path
 

@@ -29,15 +29,28 @@ STANDIN_NOTE = ("These figures come from offline stand-ins (OpenCV substitutes),
                 "models of the evaluator they stand in for.")
 
 
+def scorer_feature_table(scorer, manifest, cache_dir: str | Path, extract: dict):
+    """The scorer's per-step features of every readable video of ``manifest``, extracted into the feature cache
+    once: ``(features, kept manifest)``; unreadable videos are reported and left out."""
+    from ..features.extract import extract_features
+    from ..training.pipeline import load_feature_table
+
+    cache = extract_features(manifest, scorer.encoder, scorer.clip, cache_dir,
+                             dtype=str(scorer.feature_dtype).replace("torch.", ""), **extract)
+    feats, _, kept, skipped = load_feature_table(cache, manifest)
+    for s in skipped:
+        log.warning("not scored: %s (%s)", s["path"], s["reason"])
+    return feats, kept
+
+
 def scorer_scores(scorer_dir: str | Path, manifest, cache_dir: str | Path, extract: dict,
                   clip: dict | None = None) -> dict[str, float]:
     """Raw scores of every readable video of ``manifest`` (unreadable ones are reported and left out).
     ``clip``: read the videos with this clip spec (``ClipSpec`` fields) instead of the scorer's own, to
     see how the scorer holds on clips sampled otherwise than it was trained on (longer, shorter, other rates)."""
-    from ..features.extract import extract_features
     from ..io.video import ClipSpec
     from ..scorer import Scorer
-    from ..training.pipeline import load_feature_table, score_features
+    from ..training.pipeline import score_features
 
     scorer = Scorer.from_pretrained(scorer_dir)
     if clip:
@@ -46,11 +59,7 @@ def scorer_scores(scorer_dir: str | Path, manifest, cache_dir: str | Path, extra
         except (TypeError, ValueError) as e:
             raise InvalidOption(f"clip={clip}: {e} (fields: num_frames, mode, fps)") from None
         log.info("reading the videos as %s, not as the scorer was trained (%s)", scorer.clip, scorer.config.get("clip"))
-    cache = extract_features(manifest, scorer.encoder, scorer.clip, cache_dir,
-                             dtype=str(scorer.feature_dtype).replace("torch.", ""), **extract)
-    feats, _, kept, skipped = load_feature_table(cache, manifest)
-    for s in skipped:
-        log.warning("not scored: %s (%s)", s["path"], s["reason"])
+    feats, kept = scorer_feature_table(scorer, manifest, cache_dir, extract)
     return dict(zip(kept.videos["id"], score_features(scorer.head, feats)))
 
 
