@@ -402,11 +402,16 @@ class Benchmark:
     split: list[str] | None = None
     where: dict[str, Any] = field(default_factory=dict)
     direction: str | None = None
+    build: dict[str, Any] | None = None  # a procedural world's build options: drawn into ``manifest`` on first use
 
     def load_manifest(self) -> Manifest:
         """The benchmark's own manifest, restricted by :meth:`restrict`."""
         if self.manifest is None:
             raise MissingInput(f"benchmark {self.name!r} has no manifest")
+        if self.build is not None:  # idempotent: a finished build with the same options returns at once
+            from phyprobe.data.sources import world
+
+            world(self.manifest, **self.build)
         if not (Path(self.manifest) / "videos.jsonl").is_file():
             raise MissingInput(f"benchmark {self.name!r}: no manifest at {self.manifest}; write it with its converter, "
                                f"`phyprobe data prepare NAME --root DOWNLOAD_DIR --out {self.manifest}` (docs/datasets/)")
@@ -458,4 +463,5 @@ def load_benchmark(cfg: str | os.PathLike | Mapping, root: str | os.PathLike | N
         split=[split] if isinstance(split, str) else split,
         where=dict(cfg.get("where") or {}),
         direction=cfg.get("direction"),
+        build=dict(cfg["build"]) if cfg.get("build") is not None else None,
     )

@@ -1,0 +1,204 @@
+"""The marbles world engine: plausible runs obey physics (free fall at g, energy never gained, the aimed
+collision happens), every violation family and subtype is really there (measured from the simulated
+state or the drawn track) and grows with its severity, severity 0 is the plausible clip byte for byte,
+nuisance twins change pixels and not physics, the held-out look stays held out, frames are identical
+across processes, and the shared build makes a manifest of it."""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing as mp
+
+import numpy as np
+import pytest
+
+from phyprobe.eval.protocols import load_benchmark
+from phyprobe.world.marbles import ENGINE
+from phyprobe.world.marbles.render import Track
+from phyprobe.world.marbles.scene import GRAVITY, HELDOUT_PALETTE, PALETTES, sample_scene
+from phyprobe.world.marbles.simulate import simulate
+from phyprobe.world.marbles.violations import FAMILIES, apply_violation
+from phyprobe.world.scene import scene_rng
+from train_helpers import CONFIGS
+
+FRAMES = 24
+SEVERITIES = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+
+@pytest.fixture(scope="module")
+def scenes():
+    """Scenes of both views shared by the tests (their trajectories and frames are cached)."""
+    out = [ENGINE.scene(3, i, FRAMES, False) for i in range(10)]
+    assert {sc.scene.view for sc in out} == {"side", "table"}
+    return out
+
+
+def _depth(traj, scene, i: int) -> float:
+    """How far ball i reaches into the floor, a wall or a cushion at its deepest."""
+    r, p = scene.balls[i].radius, traj.pos[:, i]
+    d = [r - p[:, 0], p[:, 0] - (scene.width_m - r), r - p[:, 1]]
+    if scene.view == "table":
+        d.append(p[:, 1] - (scene.height_m - r))
+    return float(max(0.0, np.max(d)))
+
+
+def measure(sc, plan, severity: float) -> float:
+    """The size of the violation from the simulated state or the drawn track; 0 for the plausible run."""
+    scene, p0 = sc.scene, sc.trajectory
+    v = apply_violation(plan, scene, p0, severity)
+    i, f = plan.target, plan.family
+    if f == "interpenetration" and plan.subtype == "ball":
+        j = plan.partner
+        gap = np.hypot(*(v.trajectory.pos[:, i] - v.trajectory.pos[:, j]).T)
+        return float(np.max(scene.balls[i].radius + scene.balls[j].radius - gap))
+    if f == "interpenetration":
+        return _depth(v.trajectory, scene, i)
+    base = Track.from_trajectory(p0, scene)
+    if f == "permanence":
+        return float(np.abs(v.track.alpha - base.alpha).max())
+    if f == "non_rigid":
+        return float(np.abs(v.track.radius - base.radius).max())
+    if f == "energy" and plan.subtype == "bounce_higher":  # the speed the ball leaves its bounces with
+        return float(np.abs(np.hypot(*v.trajectory.vel[:, i].T) - np.hypot(*p0.vel[:, i].T)).max())
+    window = slice(plan.onset, min(plan.onset + 3, scene.num_frames))  # short: before collisions scramble it
+    return float(np.hypot(*(v.track.pos[window, i] - base.pos[window, i]).T).max())
+
+
+def test_every_subtype_is_reachable():
+    for family, subtypes in FAMILIES.items():
+        seen = set()
+        for index in range(12):
+            sc = ENGINE.scene(9, index, FRAMES, False)
+            for r in range(6):
+                plan = sc.plan(family, scene_rng(9, index, 100 + r))
+                assert plan.family == family and plan.subtype in subtypes
+                seen.add(plan.subtype)
+        assert seen == set(subtypes), f"{family}: never planned {set(subtypes) - seen}"
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_violation_present_and_monotone(family, scenes):
+    for sc in scenes:
+        plan = sc.plan(family, scene_rng(3, sc.scene.index, 2))
+        m = [measure(sc, plan, s) for s in SEVERITIES]
+        assert m[-1] > m[0] + 1e-3, f"{sc.key} {plan}: no violation measurable at severity 1 ({m})"
+        assert m[1] > m[0], f"{sc.key} {plan}: no violation measurable at severity {SEVERITIES[1]} ({m})"
+        slack = 0.1 * (m[-1] - m[0])
+        assert all(b >= a - slack for a, b in zip(m, m[1:])), f"{sc.key} {plan}: not monotone in severity: {m}"
+        frames, _ = sc.violated(plan, 1.0)
+        assert not np.array_equal(frames, sc.plausible()), f"{sc.key} {plan}: nothing visible at severity 1"
+
+
+def test_severity_zero_is_the_plausible_twin_byte_for_byte(scenes):
+    for sc in scenes[:4]:
+        reference = sc.plausible()
+        for family in FAMILIES:
+            plan = sc.plan(family, scene_rng(3, sc.scene.index, 2))
+            frames, _ = sc.violated(plan, 0.0)
+            assert frames.dtype == np.uint8 and np.array_equal(frames, reference), family
+            # and a broken run is exact up to its onset: an intervention acts only from there
+            tiny = apply_violation(plan, sc.scene, sc.trajectory, 1e-9).trajectory
+            assert np.array_equal(tiny.pos[:plan.onset], sc.trajectory.pos[:plan.onset]), family
+
+
+def test_plausible_balls_fall_at_g_and_the_aimed_collision_happens():
+    falls = 0
+    for index in range(16):
+        scene = sample_scene(4, index, 32, False)
+        traj = simulate(scene)
+        assert any(kind == "ball" for _, kind, _, _ in traj.contacts), f"{scene.key}: the aimed collision never happens"
+        if scene.view != "side":
+            continue
+        first = min(t for t, _, i, j in traj.contacts if 1 in (i, j))  # ball 1 is thrown: in free flight until then
+        if first >= 4:
+            acc = np.diff(traj.vel[: first - 1, 1, 1]) * scene.fps
+            assert np.allclose(acc, -GRAVITY, rtol=1e-6), f"{scene.key}: vertical acceleration {acc}"
+            falls += 1
+    assert falls >= 3
+
+
+def test_plausible_energy_never_increases():
+    for index in range(16):
+        scene = sample_scene(11, index, 32, False)
+        e = simulate(scene).energy(scene).sum(axis=1)
+        gain = np.max(e - np.minimum.accumulate(e))
+        assert gain <= 1e-3 * e[0], f"{scene.key} ({scene.view}): energy rose by {gain / e[0]:.4f} of its start"
+
+
+def test_nuisance_twins_keep_the_physics_and_change_the_pixels(scenes):
+    for sc in scenes[:4]:
+        reference = sc.plausible()
+        kinds = []
+        for k in range(ENGINE.num_nuisance):
+            frames, meta = sc.nuisance(k, scene_rng(3, sc.scene.index, 40 + k))
+            assert frames.shape == reference.shape and frames.dtype == np.uint8
+            assert np.abs(frames.astype(int) - reference).mean() > 1.0, meta
+            kinds.append(meta["nuisance"])
+        assert kinds[0] == "camera" and set(kinds) <= {"camera", "lighting", "texture"}
+        assert np.array_equal(simulate(sc.scene).pos, sc.trajectory.pos)
+    with pytest.raises(IndexError):
+        scenes[0].nuisance(ENGINE.num_nuisance, scene_rng(3, 0, 0))
+
+
+def test_heldout_look_is_never_used_elsewhere():
+    assert HELDOUT_PALETTE not in PALETTES
+    for index in range(300):
+        assert sample_scene(0, index, FRAMES, False).style.palette != HELDOUT_PALETTE
+    held = ENGINE.scene(0, 1, FRAMES, True)
+    assert held.metadata()["palette"] == HELDOUT_PALETTE
+    neon = held.scene.style
+    for r in range(6):  # a re-dressed twin of an ordinary scene never borrows the held-out colours
+        ordinary = ENGINE.scene(0, r, FRAMES, False)
+        style = ordinary.scene.style
+        frames, meta = ordinary.nuisance(1, np.random.default_rng(r))
+        assert neon.backdrop != style.backdrop and meta["nuisance"] in ("lighting", "texture")
+
+
+def test_metadata_and_frame_shapes(scenes):
+    for sc in scenes:
+        meta = sc.metadata()
+        frames = sc.plausible()
+        assert frames.shape == (FRAMES, meta["height"], meta["width"], 3)
+        assert meta["width"] % 2 == 0 and meta["height"] % 2 == 0 and meta["engine"] == "marbles"
+        assert meta["num_bodies"] == len(meta["shapes"]) == len(sc.scene.balls)
+        assert frames.std() > 5, "frames are (nearly) blank"
+    assert ENGINE.source == "marbles" and set(ENGINE.families) == set(FAMILIES)
+    with pytest.raises(ValueError, match="unknown violation family"):
+        scenes[0].plan("levitation", np.random.default_rng(0))
+
+
+def _digest(index: int) -> str:
+    sc = ENGINE.scene(21, index, FRAMES, index % 2 == 1)
+    h = hashlib.sha256(sc.plausible().tobytes())
+    families = sorted(FAMILIES)
+    plan = sc.plan(families[index % len(families)], scene_rng(21, index, 2))
+    h.update(sc.violated(plan, 0.7)[0].tobytes())
+    h.update(sc.nuisance(1, scene_rng(21, index, 3))[0].tobytes())
+    return h.hexdigest()
+
+
+def test_frames_identical_across_processes():
+    indices = [0, 1, 2, 3]
+    here = [_digest(i) for i in indices]
+    with mp.get_context("fork").Pool(2) as pool:
+        there = pool.map(_digest, indices)
+    assert here == there
+
+
+def test_a_benchmark_draws_its_world_on_first_use(tmp_path):
+    """configs/benchmark/marbles.yaml's ``build``: the first load draws the world through the shared build (a
+    manifest with twin pairs, every split), the next finds it built; the real config's options are valid."""
+    real = load_benchmark("marbles", root=CONFIGS.parent)
+    assert real.build["engine"] == "marbles" and real.where == {"source": "marbles"}
+    tiny = {"name": "tiny_marbles", "manifest": str(tmp_path / "m"), "protocol": "world", "where": {"source": "marbles"},
+            "build": {**real.build, "num_scenes": 6, "num_frames": 16,
+                      "split_fractions": {"val": 0.0, "test": 0.34, "heldout_style": 0.0, "heldout_family": 0.34}}}
+    m = load_benchmark(tiny).load_manifest()
+    assert set(m.videos["source"]) == {"marbles"} and len(m.pairs) > 0
+    assert {md["variant"] for md in m.videos["metadata"]} == {"plausible", "violated", "quality"}
+    assert set(m.videos["split"]) == {"train", "test", "heldout_family"}
+    stamp = (tmp_path / "m" / "build.json").stat().st_mtime_ns
+    again = load_benchmark(tiny).load_manifest()
+    assert (tmp_path / "m" / "build.json").stat().st_mtime_ns == stamp and len(again.videos) == len(m.videos)
+    res = load_benchmark(tiny).evaluate({v: float(s) for v, s in zip(m.videos["id"], m.videos["magnitude"])}, manifest=m, n_boot=50)
+    assert res["world"]["same_scene_accuracy"]["value"] == 1.0
