@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 import numpy as np
 import pandas as pd
 from hydra import compose, initialize_config_dir
@@ -57,8 +59,6 @@ def test_vjepa2_surprisal_baseline_runs_through_eval(tiny_world, tmp_path):
 
 
 def test_unknown_baseline_names_the_ones_that_exist(tiny_world, tmp_path):
-    import pytest
-
     cfg = eval_cfg(tmp_path, ["benchmark=world_test", f"benchmark.manifest={tiny_world}", "baseline=vjepa"])
     with pytest.raises(ValueError, match="motion.*vjepa2_surprisal"):
         run_eval(cfg)
@@ -84,8 +84,6 @@ def test_scorer_reads_videos_with_another_clip_spec(tiny_world, tmp_path):
 
 
 def test_clip_override_errors_name_the_problem(tiny_world, tmp_path):
-    import pytest
-
     from scorer_fixtures import make_scorer
 
     scorer = make_scorer(tmp_path / "scorer", num_frames=4)
@@ -94,3 +92,31 @@ def test_clip_override_errors_name_the_problem(tiny_world, tmp_path):
         run_eval(eval_cfg(tmp_path / "a", [*base, "baseline=motion", "+clip.num_frames=8"]))
     with pytest.raises(ValueError, match="clip=.*frames"):
         run_eval(eval_cfg(tmp_path / "b", [*base, f"scorer={scorer}", "+clip.frames=8"]))
+
+
+def test_margin_over_the_motion_heuristic_is_paired_on_the_same_twins(tiny_world, tmp_path):
+    """`margins_over` scores the heuristic on the benchmark's videos and reports the evaluator's paired margin:
+    the heuristic against itself is exactly 0, and an evaluator that reads the severity off the manifest beats
+    it by exactly what the heuristic misses."""
+    manifest = load_benchmark("world_test", root=CONFIGS.parent).restrict(Manifest.load(tiny_world))
+    common = ["benchmark=world_test", f"benchmark.manifest={tiny_world}", "report=false",
+              f"paths.baseline_cache_dir={tmp_path / 'bcache'}"]
+    motion = run_eval(eval_cfg(tmp_path / "motion", [*common, "baseline=motion"]))
+    assert "margins" not in motion  # a baseline is not measured against itself
+    heuristic = pd.read_csv(tmp_path / "motion" / "scores.csv")
+    oracle = {v: float(s) for v, s in zip(manifest.videos["id"], manifest.videos["magnitude"])}
+    for name, scores in (("same", dict(zip(heuristic["id"], heuristic["raw_score"]))), ("oracle", oracle)):
+        csv = tmp_path / f"{name}.csv"
+        pd.DataFrame({"video": list(scores), "score": list(scores.values())}).to_csv(csv, index=False)
+        res = run_eval(eval_cfg(tmp_path / name, [*common, f"scores_csv={csv}"]))
+        margin = res["margins"]["motion"]
+        own = res["results"]["world"]["same_scene_accuracy_severity_ge_0.5"]["value"]
+        base = res["baselines"]["motion"]["world"]["same_scene_accuracy_severity_ge_0.5"]["value"]
+        assert base == motion["results"]["world"]["same_scene_accuracy_severity_ge_0.5"]["value"]
+        assert margin["value"] == pytest.approx(own - base)
+        if name == "same":
+            assert margin["value"] == 0.0 and margin["low"] == margin["high"] == 0.0
+        else:
+            assert own == 1.0 and margin["value"] == pytest.approx(1.0 - base) and margin["low"] <= margin["value"] <= margin["high"]
+    with pytest.raises(ValueError, match="margins_over: unknown baseline"):
+        run_eval(eval_cfg(tmp_path / "bad", [*common, "scores_csv=" + str(tmp_path / "same.csv"), "margins_over=[motionn]"]))

@@ -376,6 +376,18 @@ def same_scene_margin(manifest: Manifest, scores: Mapping[str, float], other: Ma
     return _Boot(n_boot, seed, alpha)(diff, *(both[c].to_numpy(float) for c in cols))
 
 
+def same_scene_margins(restricted: Mapping[str, tuple], scores: Mapping[str, float], other: Mapping[str, float],
+                       n_boot: int = 1000) -> dict:
+    """``{benchmark: margin}``: the model's same-scene accuracy (severity >= the benchmark's ``severe``)
+    minus ``other``'s, paired-bootstrapped, on every benchmark evaluated under the world protocol."""
+    out = {}
+    for name, (bench, m) in restricted.items():
+        if "world" in bench.protocols:
+            kw = {k: v for k, v in bench.protocols["world"].items() if k in ("severe", "twin_keys")}
+            out[name] = same_scene_margin(m, scores, other, n_boot=n_boot, **kw)
+    return out
+
+
 def flatten_metrics(result: Mapping, prefix: str = "") -> dict[str, dict]:
     """``{"a": {"b": leaf}}`` -> ``{"a.b": leaf}``, a leaf being a dict with a ``value`` key."""
     flat: dict[str, dict] = {}

@@ -21,7 +21,7 @@ from omegaconf import DictConfig, OmegaConf
 from ..errors import InvalidOption
 from ..runinfo import atomic_write_json, save_run_info
 from ..baselines.motion import motion_scores
-from .protocols import load_benchmark
+from .protocols import load_benchmark, same_scene_margins
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +87,24 @@ BASELINES = {"motion": ("baseline: motion", lambda cfg, m: motion_scores(m, cach
                                   lambda cfg, m: vjepa2_surprisal_from_config(m, **OmegaConf.to_container(cfg.vjepa2_surprisal)))}
 
 
+def _margins(cfg: DictConfig, bench, manifest, scores: dict) -> dict:
+    """The baselines of ``margins_over`` on the same videos, and the evaluator's paired same-scene margin over
+    each: what a claim to beat them needs. Only for world-protocol benchmarks (twin pairs), and not for a
+    baseline against itself."""
+    names = list(cfg.get("margins_over") or [])
+    unknown = sorted(set(names) - set(BASELINES))
+    if unknown:
+        raise InvalidOption(f"margins_over: unknown baseline(s) {unknown}; known: {sorted(BASELINES)}")
+    if cfg.get("baseline") or "world" not in bench.protocols:
+        return {}
+    out: dict = {"baselines": {}, "margins": {}}
+    for name in names:
+        base = BASELINES[name][1](cfg, manifest)
+        out["baselines"][name] = bench.evaluate(base, manifest=manifest, n_boot=cfg.n_boot, seed=cfg.seed)
+        out["margins"][name] = same_scene_margins({bench.name: (bench, manifest)}, scores, base, cfg.n_boot)[bench.name]
+    return out if names else {}
+
+
 def run_eval(cfg: DictConfig) -> dict:
     out = Path(cfg.paths.output_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -127,6 +145,7 @@ def run_eval(cfg: DictConfig) -> dict:
         cost = local_cost(len(scores), time.perf_counter() - t0)
     metrics = {"benchmark": bench.name, "evaluator": evaluator, "direction": bench.direction, "standin": standin,
                "cost": cost, "results": bench.evaluate(scores, manifest=manifest, n_boot=cfg.n_boot, seed=cfg.seed)}
+    metrics.update(_margins(cfg, bench, manifest, scores))
     atomic_write_json(out / "metrics.json", metrics)
     table = manifest.videos[manifest.videos["id"].isin(scores.keys())].copy()
     table["raw_score"] = [scores[v] for v in table["id"]]

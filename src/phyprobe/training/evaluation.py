@@ -11,7 +11,7 @@ import pandas as pd
 import torch
 
 from ..data.manifest import Manifest
-from ..eval.protocols import flatten_metrics, load_benchmark, same_scene_margin
+from ..eval.protocols import flatten_metrics, load_benchmark
 from ..eval.report import fmt_leaf
 
 log = logging.getLogger(__name__)
@@ -82,18 +82,6 @@ def side_by_side(metrics: Mapping, figure: str) -> list[str]:
             cells.append(fmt_leaf(flat.get(figure)))
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return lines
-
-
-def same_scene_margins(restricted: Mapping[str, tuple], scores: Mapping[str, float], other: Mapping[str, float],
-                       n_boot: int = 1000) -> dict:
-    """``{benchmark: margin}``: the model's same-scene accuracy (severity >= the benchmark's ``severe``)
-    minus ``other``'s, paired-bootstrapped, on every benchmark evaluated under the world protocol."""
-    out = {}
-    for name, (bench, m) in restricted.items():
-        if "world" in bench.protocols:
-            kw = {k: v for k, v in bench.protocols["world"].items() if k in ("severe", "twin_keys")}
-            out[name] = same_scene_margin(m, scores, other, n_boot=n_boot, **kw)
-    return out
 
 
 def evaluate_run(restricted: Mapping[str, tuple], scores: Mapping[str, float], n_boot: int = 1000) -> dict:

@@ -35,7 +35,8 @@ from ..scorer import export_scorer
 from .data import PairFeatureDataModule
 from ..baselines.motion import motion_scores
 from ..eval.shortcuts import shortcut_diagnostics
-from .evaluation import (distribution_labels, evaluate_run, restrict_all, same_scene_margins, surprisal_scores,
+from ..eval.protocols import same_scene_margins
+from .evaluation import (distribution_labels, evaluate_run, restrict_all, surprisal_scores,
                          write_run_report)
 from .module import PhyProbeModule
 
