@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+import phyprobe
 from phyprobe.cli import main as cli_main
 from phyprobe.data.manifest import Manifest
-from phyprobe.world.build import build_world, code_fingerprint
+from phyprobe.world.build import ENGINES, build_world, code_fingerprint, fingerprint_files
 
 TINY = dict(num_scenes=12, seed=3, include_real=False, num_frames=16)
 
@@ -63,7 +64,7 @@ def test_clips_of_other_world_code_are_drawn_again(built, tmp_path):
     shutil.copytree(built, copy)
     reference = _bytes(copy)
     record = json.loads((copy / "build.json").read_text())
-    assert record["code"] == code_fingerprint()
+    assert record["code"] == code_fingerprint(TINY.get("engine", "2d"))
     (copy / "build.json").write_text(json.dumps({**record, "code": "older"}, sort_keys=True, indent=1))
     stale = next(copy.rglob("violated1.mp4"))
     stale.write_bytes(b"drawn by older code")
@@ -73,6 +74,20 @@ def test_clips_of_other_world_code_are_drawn_again(built, tmp_path):
     stale.write_bytes(b"drawn by older code")
     build_world(copy, workers=1, progress=False, **TINY)
     assert _bytes(copy) == reference
+
+
+def test_each_engine_fingerprints_its_own_code_and_the_shared_code():
+    """A build is redrawn when the code that draws it changes, and only then: the shared modules count for
+    every engine, an engine's own subpackage for its builds alone."""
+    root = Path(phyprobe.__file__).parent
+    files = {e: {f.relative_to(root).as_posix() for f in fingerprint_files(e)} for e in ENGINES}
+    shared = set.intersection(*files.values())
+    assert {"world/build.py", "world/degrade.py", "world/real.py", "world/planar.py", "io/video.py"} <= shared
+    subpackages = {"3d": "world/bullet/", "marbles": "world/marbles/"}
+    for engine, own in files.items():
+        for other, prefix in subpackages.items():
+            assert any(f.startswith(prefix) for f in own) == (engine == other), (engine, prefix)
+    assert len({code_fingerprint(e) for e in ENGINES}) == len(ENGINES)
 
 
 def test_manifest_valid_and_splits_hold_scenes_apart(built):

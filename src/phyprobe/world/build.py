@@ -40,13 +40,23 @@ ENGINES = {"2d": "phyprobe.world.planar", "3d": "phyprobe.world.bullet", "marble
 log = logging.getLogger(__name__)
 
 
-def code_fingerprint() -> str:
-    """A hash of the sources that decide a clip's bytes: the world package (both engines, the footage
-    perturbations) and the video writer."""
+def fingerprint_files(engine: str) -> list[Path]:
+    """The sources that decide a clip's bytes for ``engine``'s builds: the world package's own modules (the
+    shared build, the planar engine, the footage perturbations), the engine's subpackage if it has one, and
+    the video writer. Other engines' subpackages are left out, so editing or adding an engine does not redraw
+    the other worlds' builds."""
     world = Path(__file__).resolve().parent
+    own = ENGINES[engine].removeprefix("phyprobe.world.")  # "planar" (a module here), "bullet", "marbles"
+    files = [f for f in world.rglob("*.py") if f.parent == world or f.relative_to(world).parts[0] == own]
+    return sorted(files) + [world.parent / "io" / "video.py"]
+
+
+def code_fingerprint(engine: str) -> str:
+    """A hash of :func:`fingerprint_files`: builds record it, and clips drawn by other code are drawn again."""
+    root = Path(__file__).resolve().parents[1]
     h = hashlib.sha256()
-    for f in sorted(world.rglob("*.py")) + [world.parent / "io" / "video.py"]:
-        h.update(f.relative_to(world.parent).as_posix().encode())
+    for f in fingerprint_files(engine):
+        h.update(f.relative_to(root).as_posix().encode())
         h.update(f.read_bytes())
     return h.hexdigest()[:16]
 
@@ -240,7 +250,7 @@ def _run_task(task: tuple) -> tuple[tuple[int, int], list[dict], SceneGroup]:
 
 
 def _settings(num_scenes: int, seed: int, opts: WorldOptions) -> dict:
-    return {"version": BUILD_VERSION, "code": code_fingerprint(), "num_scenes": int(num_scenes), "seed": int(seed),
+    return {"version": BUILD_VERSION, "code": code_fingerprint(opts.engine), "num_scenes": int(num_scenes), "seed": int(seed),
             "options": asdict(opts)}
 
 
