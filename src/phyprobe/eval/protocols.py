@@ -414,13 +414,15 @@ class Benchmark:
     split: list[str] | None = None
     where: dict[str, Any] = field(default_factory=dict)
     direction: str | None = None
-    build: dict[str, Any] | None = None  # a procedural world's build options: drawn into ``manifest`` on first use
+    build: dict[str, Any] | None = None  # a procedural world's build options: drawn into ``manifest`` if absent
 
     def load_manifest(self) -> Manifest:
         """The benchmark's own manifest, restricted by :meth:`restrict`."""
         if self.manifest is None:
             raise MissingInput(f"benchmark {self.name!r} has no manifest")
-        if self.build is not None:  # idempotent: a finished build with the same options returns at once
+        if self.build is not None and not (Path(self.manifest) / "videos.jsonl").is_file():
+            # drawn on first use only: a manifest already there is read as it is, whatever drew it, so pointing
+            # `manifest` at another build never redraws that build with these options
             from phyprobe.data.sources import world
 
             world(self.manifest, **self.build)
