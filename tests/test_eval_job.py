@@ -99,16 +99,15 @@ def test_margin_over_the_motion_heuristic_is_paired_on_the_same_twins(tiny_world
     the heuristic against itself is exactly 0, and an evaluator that reads the severity off the manifest beats
     it by exactly what the heuristic misses."""
     manifest = load_benchmark("world_test", root=CONFIGS.parent).restrict(Manifest.load(tiny_world))
-    common = ["benchmark=world_test", f"benchmark.manifest={tiny_world}", "report=false",
-              f"paths.baseline_cache_dir={tmp_path / 'bcache'}"]
-    motion = run_eval(eval_cfg(tmp_path / "motion", [*common, "baseline=motion"]))
+    common = ["benchmark=world_test", f"benchmark.manifest={tiny_world}", f"paths.baseline_cache_dir={tmp_path / 'bcache'}"]
+    motion = run_eval(eval_cfg(tmp_path / "motion", [*common, "baseline=motion", "report=false"]))
     assert "margins" not in motion  # a baseline is not measured against itself
     heuristic = pd.read_csv(tmp_path / "motion" / "scores.csv")
     oracle = {v: float(s) for v, s in zip(manifest.videos["id"], manifest.videos["magnitude"])}
     for name, scores in (("same", dict(zip(heuristic["id"], heuristic["raw_score"]))), ("oracle", oracle)):
         csv = tmp_path / f"{name}.csv"
         pd.DataFrame({"video": list(scores), "score": list(scores.values())}).to_csv(csv, index=False)
-        res = run_eval(eval_cfg(tmp_path / name, [*common, f"scores_csv={csv}"]))
+        res = run_eval(eval_cfg(tmp_path / name, [*common, f"scores_csv={csv}", f"report={str(name == 'oracle').lower()}"]))
         margin = res["margins"]["motion"]
         own = res["results"]["world"]["same_scene_accuracy_severity_ge_0.5"]["value"]
         base = res["baselines"]["motion"]["world"]["same_scene_accuracy_severity_ge_0.5"]["value"]
@@ -118,5 +117,7 @@ def test_margin_over_the_motion_heuristic_is_paired_on_the_same_twins(tiny_world
             assert margin["value"] == 0.0 and margin["low"] == margin["high"] == 0.0
         else:
             assert own == 1.0 and margin["value"] == pytest.approx(1.0 - base) and margin["low"] <= margin["value"] <= margin["high"]
+            assert f"Paired margin over the motion baseline (same-scene accuracy at the benchmark's severity threshold): {margin['value']:.3f}" \
+                in (tmp_path / name / "report.md").read_text()
     with pytest.raises(ValueError, match="margins_over: unknown baseline"):
-        run_eval(eval_cfg(tmp_path / "bad", [*common, "scores_csv=" + str(tmp_path / "same.csv"), "margins_over=[motionn]"]))
+        run_eval(eval_cfg(tmp_path / "bad", [*common, "scores_csv=" + str(tmp_path / "same.csv"), "margins_over=[motionn]", "report=false"]))

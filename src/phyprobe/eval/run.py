@@ -152,9 +152,11 @@ def run_eval(cfg: DictConfig) -> dict:
     table["score"] = np.clip(table["raw_score"], 0.0, 1.0)
     table[["id", "path", "raw_score", "score"]].to_csv(out / "scores.csv", index=False, float_format="%.9g")
     if cfg.report:
-        from .report import write_report
+        from .report import fmt_leaf, write_report
 
         notes = [STANDIN_NOTE] if standin else []
+        notes += [f"Paired margin over the {name} baseline (same-scene accuracy at the benchmark's severity threshold): "
+                  f"{fmt_leaf(margin)}" for name, margin in metrics.get("margins", {}).items()]
         write_report(metrics["results"], table, out, title=f"{evaluator} on {bench.name}", notes=notes, cost=cost)
     log.info("wrote %s", out / "metrics.json")
     return metrics
