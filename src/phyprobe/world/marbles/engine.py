@@ -80,8 +80,10 @@ class MarblesScene:
         kind = "camera" if k == 0 else str(rng.choice(["lighting", "texture"]))
         if kind == "camera":  # add a motion the scene's camera does not have
             extra = str(rng.choice([c for c in CAMERAS[1:] if c not in st.camera.path.split("+")]))
-            path = extra if st.camera.path == "static" else f"{st.camera.path}+{extra}"
-            style = replace(st, camera=replace(sample_camera(rng, path), phase=st.camera.phase if st.camera.path != "static" else rng.uniform(0, 6.283)))
+            if st.camera.path == "static":
+                style = replace(st, camera=sample_camera(rng, extra))
+            else:  # the scene's own motion goes on as it was, the new one on top
+                style = replace(st, camera=replace(sample_camera(rng, f"{st.camera.path}+{extra}"), phase=st.camera.phase))
         elif kind == "lighting":
             style = replace(st, light=sample_light(rng))
         else:  # another texture and the surfaces' colours of another palette (never the held-out one)

@@ -35,9 +35,6 @@ class Track:
         alpha = np.concatenate([np.ones((t, n)), np.zeros((t, 1))], axis=1)
         return cls(pos, radius, alpha, rot, tuple(range(n)) + (0,))
 
-    def copy(self) -> "Track":
-        return Track(self.pos.copy(), self.radius.copy(), self.alpha.copy(), self.rot.copy(), self.look)
-
     def drawn(self) -> np.ndarray:
         """(T, K) whether each item shows at all in each frame."""
         return self.alpha > 0

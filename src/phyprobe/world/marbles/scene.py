@@ -12,7 +12,7 @@ Units are metres and seconds; y points up the picture in both views.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -101,7 +101,6 @@ class Scene:
     num_frames: int
     style: Style
     heldout_style: bool
-    first_contact: float = field(default=0.0)  # the time (s) the aimed collision was planned for
 
     @property
     def key(self) -> str:
@@ -260,4 +259,4 @@ def sample_scene(seed: int, index: int, num_frames: int, heldout_style: bool) ->
         wall_e, ball_e = float(rng.uniform(0.7, 0.85)), 0.92
     return Scene(seed=seed, index=index, view=view, width_m=width_m, height_m=height_m, balls=tuple(balls),
                  friction=friction, wall_restitution=wall_e, ball_restitution=ball_e, fps=fps, num_frames=num_frames,
-                 style=style, heldout_style=heldout_style, first_contact=t_hit)
+                 style=style, heldout_style=heldout_style)

@@ -45,7 +45,6 @@ class Trajectory:
     vel: np.ndarray  # (T, N, 2) m/s
     rot: np.ndarray  # (T, N, 3, 3) each ball's orientation (its pattern's frame)
     contacts: list[tuple[int, str, int, int]]  # (frame, "ball" | "wall", i, j): impacts faster than CONTACT_SPEED
-    resting: np.ndarray  # (T, N) bool: on the floor (side) or on the cloth and still (table)
 
     def energy(self, scene: Scene) -> np.ndarray:
         """(T, N) translational kinetic plus potential energy (side view; the cloth is level)."""
@@ -77,7 +76,7 @@ def simulate(scene: Scene, iv: Intervention | None = None) -> Trajectory:
     own = np.array([b.restitution for b in scene.balls])
     e_pair = np.minimum(own[iu], own[ju]) if scene.view == "side" else np.full(len(iu), scene.ball_restitution)
 
-    out_pos, out_vel, out_rot, out_rest = [pos.copy()], [vel.copy()], [rot.copy()], [np.zeros(n, bool)]
+    out_pos, out_vel, out_rot = [pos.copy()], [vel.copy()], [rot.copy()]
     contacts: list[tuple[int, str, int, int]] = []
     active = False
     for t in range(1, t_count):
@@ -144,7 +143,7 @@ def simulate(scene: Scene, iv: Intervention | None = None) -> Trajectory:
                 pen = reach[k] - dist[k]
                 pos[a] -= pen * inv_m[a] / w * nrm
                 pos[b] += pen * inv_m[b] / w * nrm
-        # turn every ball by the distance it rolled or, in the air, keep its spin's sense (side view)
+        # turn each ball that rolled by the distance it rolled (side view: on the floor only; in the air it keeps its pose)
         moved = pos - out_pos[-1]
         for i in range(n):
             if scene.view == "side":
@@ -157,5 +156,4 @@ def simulate(scene: Scene, iv: Intervention | None = None) -> Trajectory:
         out_pos.append(pos.copy())
         out_vel.append(vel.copy())
         out_rot.append(rot.copy())
-        out_rest.append(resting if scene.view == "side" else np.hypot(vel[:, 0], vel[:, 1]) < 1e-6)
-    return Trajectory(np.stack(out_pos), np.stack(out_vel), np.stack(out_rot), contacts, np.stack(out_rest))
+    return Trajectory(np.stack(out_pos), np.stack(out_vel), np.stack(out_rot), contacts)

@@ -168,7 +168,7 @@ def _ramp(t_count: int, onset: int) -> np.ndarray:
 def apply_violation(plan: Plan, scene: Scene, traj: Trajectory, severity: float) -> Violated:
     s, i, t0 = float(severity), plan.target, plan.onset
     if plan.family in ("permanence", "non_rigid", "time_anomaly"):
-        track = Track.from_trajectory(traj, scene).copy()
+        track = Track.from_trajectory(traj, scene)  # fresh arrays: edited in place
         t_count = len(track.pos)
         ramp = _ramp(t_count, t0)
         if plan.subtype == "vanish":
