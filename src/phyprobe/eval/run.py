@@ -95,14 +95,14 @@ def _margins(cfg: DictConfig, bench, manifest, scores: dict) -> dict:
     unknown = sorted(set(names) - set(BASELINES))
     if unknown:
         raise InvalidOption(f"margins_over: unknown baseline(s) {unknown}; known: {sorted(BASELINES)}")
-    if cfg.get("baseline") or "world" not in bench.protocols:
+    if not names or cfg.get("baseline") or "world" not in bench.protocols:
         return {}
     out: dict = {"baselines": {}, "margins": {}}
     for name in names:
         base = BASELINES[name][1](cfg, manifest)
         out["baselines"][name] = bench.evaluate(base, manifest=manifest, n_boot=cfg.n_boot, seed=cfg.seed)
         out["margins"][name] = same_scene_margins({bench.name: (bench, manifest)}, scores, base, cfg.n_boot)[bench.name]
-    return out if names else {}
+    return out
 
 
 def run_eval(cfg: DictConfig) -> dict:
