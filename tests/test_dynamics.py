@@ -219,6 +219,15 @@ def test_exported_scorer_reproduces_training_scores(checkpoint, manifest, tmp_pa
     assert np.max(np.abs(np.array(got) - expected["raw_score"].to_numpy())) < 1e-5
 
 
+def test_any_backbone_config_can_be_the_base(tmp_path):
+    """The base is the `backbone` group placed at `base`: `backbone@base=NAME` picks another entry's config
+    (configs/dynamics.yaml and docs/encoders.md give this command) with its own options, here the frame
+    encoder's spatial max."""
+    cfg = compose_train(tmp_path, ["backbone@base=efficientnet_lite0"], config_name="dynamics")
+    assert cfg.base.name == "efficientnet_lite0" and cfg.base.spatial_pool == "max"
+    assert compose_train(tmp_path, [], config_name="dynamics").base.name == "flow_stats"
+
+
 def test_cross_world_fit_sees_the_named_sources_only(tiny_worlds, tmp_path):
     """`data.train_sources` restricts the plausible clips the model is fitted on, as it restricts a head's
     training data: a dynamics model for a 2D → 3D run never sees a 3D clip."""
