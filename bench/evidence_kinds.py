@@ -13,6 +13,15 @@ kind, so its ranking is the kind's), and by the exported score, per source and p
 Same-scene accuracy at severity >= --severe, raw values, ties half credit; n is the number of pairs. The
 features come from the feature cache (extracted once, as `eval.py` does). Reads no labels beyond the
 benchmarks' own, and fits nothing: choose variants on builds no run trained on.
+
+``--beside CKPT`` asks what another dynamics model (``train_dynamics.py``, e.g. on the frame encoder's features:
+``backbone@base=efficientnet_lite0``) would add: its clip-mean prediction error (``--beside-part``: |error|, or
+only its over- or under-predicted part) as a column of its own, and added to the score at the head's mean
+weight times ``--beside-weight``, scaled to unit spread over the plausible training clips it was fitted on (as
+the head scales each kind):
+
+    python bench/evidence_kinds.py outputs/demo --manifest data/worlds-s1-n200-200 --split train val test \
+        --by family --beside .cache/dynamics/efficientnet_lite0 --beside-part over --beside-weight 0.5 1 2
 """
 
 from __future__ import annotations
@@ -25,10 +34,16 @@ import numpy as np
 import pandas as pd
 import torch
 
+from phyprobe.data.manifest import Manifest
+from phyprobe.encoders.dynamics import DynamicsEncoder, load_checkpoint, plausible_mask
 from phyprobe.eval.metrics import pairwise_accuracy
 from phyprobe.eval.protocols import load_benchmark, violated_twin_pairs
 from phyprobe.eval.run import scorer_feature_table
+from phyprobe.features.extract import extract_features
+from phyprobe.io.video import ClipSpec
 from phyprobe.scorer import Scorer
+
+BESIDE_PARTS = ("abs", "over", "under")
 
 
 def kind_names(scorer: Scorer) -> list[str]:
@@ -58,6 +73,40 @@ def kind_scores(scorer: Scorer, feats: torch.Tensor, batch: int = 1024) -> tuple
         kinds.append(head.monotone.kinds(x))
         score.append(head.monotone(x))  # the head's forward, on the same standardised input
     return torch.cat(kinds).numpy(), torch.cat(score).numpy()
+
+
+class Beside:
+    """Another dynamics model's clip-mean prediction error, read from (and extracted into) its base's feature
+    cache, in units of its spread over the plausible `train` clips of the build it was fitted on."""
+
+    def __init__(self, checkpoint: Path, part: str, cache_dir: str):
+        import json
+
+        self.base, self.predictor, _ = load_checkpoint(checkpoint)
+        cfg = json.loads((checkpoint / "config.json").read_text())
+        self.clip, self.part, self.cache_dir = ClipSpec(**cfg["clip"]), part, cache_dir
+        self.encoder = DynamicsEncoder(self.base, self.predictor.eval(), include_base=False, signed=part != "abs")
+        fitted = Manifest.load(cfg["fit"]["manifest"])
+        fitted = fitted.keep(plausible_mask(fitted.videos) & (fitted.videos["split"] == "train").to_numpy())
+        self.spread = float(np.std(list(self.raw(fitted).values())))
+
+    def raw(self, manifest: Manifest) -> dict[str, float]:
+        cache = extract_features(manifest, self.base, self.clip, self.cache_dir)
+        feats = cache.load(manifest.videos["id"])
+        missing = set(manifest.videos["id"]) - set(feats)
+        if missing:
+            raise SystemExit(f"evidence_kinds: {len(missing)} videos of {manifest.root} have no {self.base.name} features "
+                             f"(unreadable: see {cache.dir})")
+        out = {}
+        for v, f in feats.items():
+            err = self.encoder.derive(torch.from_numpy(f))[self.predictor.context:]  # the predicted steps
+            half = err.shape[1] // 2
+            err = {"abs": err, "over": err[:, :half], "under": err[:, half:]}[self.part]
+            out[v] = float(err.mean())
+        return out
+
+    def __call__(self, manifest: Manifest) -> dict[str, float]:
+        return {v: x / self.spread for v, x in self.raw(manifest).items()}
 
 
 def group_of(ss: pd.DataFrame, by: str) -> pd.Series:
@@ -94,11 +143,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--severe", type=float, default=0.5, help="count violated clips of at least this severity")
     ap.add_argument("--by", choices=("family", "subtype"), default="subtype")
     ap.add_argument("--cache-dir", default=".cache/features")
+    ap.add_argument("--beside", type=Path, help="another dynamics checkpoint whose errors to rank alone and add to the score")
+    ap.add_argument("--beside-part", choices=BESIDE_PARTS, default="abs")
+    ap.add_argument("--beside-weight", type=float, nargs="+", default=[1.0],
+                    help="its weight in the sum, in units of the head's mean weight (one column per value)")
     args = ap.parse_args(argv)
 
     scorer_dir = args.run / "scorer" if (args.run / "scorer").is_dir() else args.run
     scorer = Scorer.from_pretrained(scorer_dir)
     names = kind_names(scorer)
+    beside = Beside(args.beside, args.beside_part, args.cache_dir) if args.beside else None
     pd.set_option("display.width", 200)
     for name in args.benchmarks:
         bench = load_benchmark(name)
@@ -109,6 +163,12 @@ def main(argv: list[str] | None = None) -> None:
         kinds, score = kind_scores(scorer, feats)
         ids = kept.videos["id"]
         columns = {**{n: dict(zip(ids, kinds[:, i])) for i, n in enumerate(names)}, "score": dict(zip(ids, score))}
+        if beside is not None:
+            extra = beside(kept)
+            columns["beside"] = extra
+            mean_weight = float(scorer.head.monotone.weights().detach().mean())
+            for w in args.beside_weight:
+                columns[f"score+{w:g}x"] = {v: columns["score"][v] + w * mean_weight * extra[v] for v in ids}
         pairs = violated_twin_pairs(kept, columns["score"])
         pairs = pairs[pairs["severity_a"] >= args.severe]
         print(f"\n{name} ({bench.manifest}, splits {bench.split}; {len(manifest.videos) - len(ids)} unreadable videos "
