@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 from pathlib import Path
 
 import numpy as np
@@ -80,8 +81,6 @@ class Beside:
     cache, in units of its spread over the plausible `train` clips of the build it was fitted on."""
 
     def __init__(self, checkpoint: Path, part: str, cache_dir: str):
-        import json
-
         self.base, self.predictor, _ = load_checkpoint(checkpoint)
         cfg = json.loads((checkpoint / "config.json").read_text())
         self.clip, self.part, self.cache_dir = ClipSpec(**cfg["clip"]), part, cache_dir
