@@ -18,6 +18,7 @@ import argparse
 import json
 from pathlib import Path
 
+import numpy as np
 import torch
 from omegaconf import OmegaConf
 
@@ -30,6 +31,12 @@ from phyprobe.io.video import ClipSpec
 CONFIGS = Path(__file__).resolve().parents[1] / "configs" / "benchmark"
 FIGURES = ("same_scene_accuracy_severity_ge_0.5", "auroc_plausible_vs_violated", "cross_scene_accuracy")
 STATISTICS = {"mean": lambda e: e.mean(), "max": lambda e: e.max()}
+
+
+def step_errors(encoder: DynamicsEncoder, feats: np.ndarray, columns: slice = slice(None)) -> torch.Tensor:
+    """(T - context,) the mean of the encoder's error ``columns`` at each step its model predicts, from one
+    clip's cached base features; the first ``context`` steps only repeat the first error and are left out."""
+    return encoder.derive(torch.from_numpy(feats))[encoder.predictor.context:, columns].mean(-1)
 
 
 def main() -> None:
@@ -62,10 +69,10 @@ def main() -> None:
     levels = [args.level] if args.level else []
     encoder = DynamicsEncoder(base, predictor.eval(), include_base=False, normalise=args.normalise, levels=levels)
     stat = STATISTICS[args.statistic]
-    # the encoder's first `context` steps repeat its first error, so errors are read at the predicted steps
-    # only; a level (the last column) is measured at every step, and read there as the head reads it
-    evidence = (lambda x: x[:, -1]) if levels else (lambda x: x[predictor.context:].mean(-1))
-    scores = {v: float(stat(evidence(encoder.derive(torch.from_numpy(f))))) for v, f in feats.items()}
+    # errors are read at the predicted steps only (step_errors); a level (the last column) is measured at every
+    # step, and read there as the head reads it
+    evidence = (lambda f: encoder.derive(torch.from_numpy(f))[:, -1]) if levels else (lambda f: step_errors(encoder, f))
+    scores = {v: float(stat(evidence(f))) for v, f in feats.items()}
     for name in args.benchmarks:
         b = dict(OmegaConf.to_container(OmegaConf.load(CONFIGS / f"{name}.yaml")))
         if args.split:

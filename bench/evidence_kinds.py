@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
+from dynamics_surprise import step_errors
 
 from phyprobe.data.manifest import Manifest
 from phyprobe.encoders.dynamics import DynamicsEncoder, load_checkpoint, plausible_mask
@@ -96,13 +97,9 @@ class Beside:
         if missing:
             raise SystemExit(f"evidence_kinds: {len(missing)} videos of {manifest.root} have no {self.base.name} features "
                              f"(unreadable: see {cache.dir})")
-        out = {}
-        for v, f in feats.items():
-            err = self.encoder.derive(torch.from_numpy(f))[self.predictor.context:]  # the predicted steps
-            half = err.shape[1] // 2
-            err = {"abs": err, "over": err[:, :half], "under": err[:, half:]}[self.part]
-            out[v] = float(err.mean())
-        return out
+        half = self.predictor.dim  # a signed encoder's over-predicted columns, then its under-predicted ones
+        columns = {"abs": slice(None), "over": slice(None, half), "under": slice(half, None)}[self.part]
+        return {v: float(step_errors(self.encoder, f, columns).mean()) for v, f in feats.items()}
 
     def __call__(self, manifest: Manifest) -> dict[str, float]:
         return {v: x / self.spread for v, x in self.raw(manifest).items()}
