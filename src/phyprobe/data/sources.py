@@ -22,6 +22,14 @@ def world(out_dir: str | Path, num_scenes: int, seed: int = 0, workers: int | No
     return Manifest.load(root)
 
 
+def unseen_footage(out_dir: str | Path, num_segments: int = 60, seed: int = 0, **options) -> Manifest:
+    """The shipped footage perturbed by kinds no build trains on (:mod:`phyprobe.world.footage_unseen`),
+    drawn on first use: a check of failures the scorer never saw, every segment a `test` clip."""
+    from ..world.footage_unseen import build_unseen_footage
+
+    return build_unseen_footage(out_dir, num_segments=num_segments, seed=seed, **options)
+
+
 def worlds(out_dir: str | Path, seed: int = 0, workers: int | None = None, **engines: dict) -> Manifest:
     """Several physics worlds in one manifest directory (``out_dir/<engine>/`` each, plus one
     ``videos.jsonl`` / ``pairs.jsonl`` over all of them with paths relative to ``out_dir``).

