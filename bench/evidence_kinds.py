@@ -22,6 +22,11 @@ the head scales each kind):
 
     python bench/evidence_kinds.py outputs/demo --manifest data/worlds-s1-n200-200 --split train val test \
         --by family --beside .cache/dynamics/efficientnet_lite0 --beside-part over --beside-weight 0.5 1 2
+
+``--scale KIND=F,...`` asks what the score would rank with one kind's head weight multiplied by each F (0 drops
+the kind), the others left as they are: a column per factor, as the head would score with those weights.
+
+    python bench/evidence_kinds.py outputs/demo --benchmarks real_footage_unseen_kinds --scale level:stopped=0.5,0.25,0
 """
 
 from __future__ import annotations
@@ -105,6 +110,23 @@ class Beside:
         return {v: x / self.spread for v, x in self.raw(manifest).items()}
 
 
+def scaled_scores(score: np.ndarray, kinds: np.ndarray, weights: np.ndarray, kind: int, factors: list[float]) -> dict[str, np.ndarray]:
+    """The score with kind ``kind``'s weight times each factor: the head's score is the weighted sum of its
+    kinds plus a bias, so only that kind's term changes."""
+    return {f"x{f:g}": score + (f - 1.0) * weights[kind] * kinds[:, kind] for f in factors}
+
+
+def parse_scale(text: str, names: list[str]) -> tuple[int, list[float]]:
+    """``KIND=F,F,...`` -> (the kind's index among ``names``, the factors)."""
+    kind, _, factors = text.partition("=")
+    if kind not in names or not factors:
+        raise SystemExit(f"evidence_kinds: --scale wants KIND=F[,F...] with KIND one of {names}, got {text!r}")
+    try:
+        return names.index(kind), [float(f) for f in factors.split(",")]
+    except ValueError:
+        raise SystemExit(f"evidence_kinds: --scale factors must be numbers, got {factors!r}") from None
+
+
 def group_of(ss: pd.DataFrame, by: str) -> pd.Series:
     """The violated clip's family, or family/subtype (subtypes repeat across families: a teleport's and a
     brief glitch's `jump`)."""
@@ -143,11 +165,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--beside-part", choices=BESIDE_PARTS, default="abs")
     ap.add_argument("--beside-weight", type=float, nargs="+", default=[1.0],
                     help="its weight in the sum, in units of the head's mean weight (one column per value)")
+    ap.add_argument("--scale", help="KIND=F[,F...]: also score with that kind's head weight times each factor F")
     args = ap.parse_args(argv)
 
     scorer_dir = args.run / "scorer" if (args.run / "scorer").is_dir() else args.run
     scorer = Scorer.from_pretrained(scorer_dir)
     names = kind_names(scorer)
+    scale = parse_scale(args.scale, names) if args.scale else None
     beside = Beside(args.beside, args.beside_part, args.cache_dir) if args.beside else None
     pd.set_option("display.width", 200)
     for name in args.benchmarks:
@@ -159,6 +183,10 @@ def main(argv: list[str] | None = None) -> None:
         kinds, score = kind_scores(scorer, feats)
         ids = kept.videos["id"]
         columns = {**{n: dict(zip(ids, kinds[:, i])) for i, n in enumerate(names)}, "score": dict(zip(ids, score))}
+        if scale is not None:
+            weights = scorer.head.monotone.weights().detach().numpy()
+            for col, values in scaled_scores(score, kinds, weights, *scale).items():
+                columns[f"{names[scale[0]]} {col}"] = dict(zip(ids, values))
         if beside is not None:
             extra = beside(kept)
             columns["beside"] = extra
