@@ -2,7 +2,7 @@
 
 The footage segments of every world build are perturbed by :data:`phyprobe.world.real.PERTURBATIONS`, and
 `make demo` trains on them. A held-out set of perturbed real clips will hold failures of its own making, so
-this draws the same shipped clips with five other kinds, each a way a generated video breaks time that the
+this draws the same shipped clips with five other kinds, each a way a generated video goes wrong that the
 training kinds do not reproduce:
 
 - ``speed_change``: from the onset the footage plays (1 + s) times faster (no single jump: every step moves
