@@ -1,0 +1,81 @@
+"""Same-scene accuracy of several runs on the builds no run trains on, with the mean and sd over the runs.
+
+The figures that choose and check the default come from builds no run trains on: the two worlds drawn at
+other seeds (new scenes of known worlds), the marbles world (a world of its own), and the footage broken by
+kinds no build trains on. This scores every run given (e.g. one configuration at seeds 0-2) on each and
+prints one row per run and, when several runs are given, their mean ± sd:
+
+    python bench/transfer_table.py outputs/demo outputs/seeds/demo-s1 outputs/seeds/demo-s2 --builds s1 s2 m0 m1
+
+Same-scene accuracy at severity >= 0.5 as each benchmark's protocol computes it (what `eval.py` reports), raw
+scores, ties half credit, every split of each build pooled.
+The world builds at seeds 1 and 2 are drawn once by
+
+    python -c "from phyprobe.data.sources import worlds; worlds('data/worlds-s1-n200-200', seed=1, \\
+        planar={'engine': '2d', 'num_scenes': 200}, bullet={'engine': '3d', 'num_scenes': 200, 'include_real': False})"
+
+(and the same at seed 2); the marbles and unseen-kinds builds are drawn by their benchmarks on first use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from pathlib import Path
+
+import pandas as pd
+
+from phyprobe.eval.protocols import load_benchmark
+from phyprobe.eval.run import scorer_scores
+
+WORLDS = ["world_test", "world3d_test", "real_footage_unseen"]
+EVERY_SPLIT = ["train", "val", "test"]
+# name -> (manifest, benchmarks, splits or None for the benchmark's own, build seed or None for the benchmark's own)
+BUILDS = {
+    "s1": ("data/worlds-s1-n200-200", WORLDS, EVERY_SPLIT, None),
+    "s2": ("data/worlds-s2-n200-200", WORLDS, EVERY_SPLIT, None),
+    "m0": ("data/marbles-s0-n200", ["marbles"], None, 0),
+    "m1": ("data/marbles-s1-n200", ["marbles"], None, 1),
+    "u0": ("data/footage-unseen-kinds-s0-n60", ["real_footage_unseen_kinds"], None, 0),
+    "u1": ("data/footage-unseen-kinds-s1-n60", ["real_footage_unseen_kinds"], None, 1),
+}
+SHORT = {"world_test": "2D", "world3d_test": "3D", "real_footage_unseen": "footage", "marbles": "marbles",
+         "real_footage_unseen_kinds": "footage, unseen kinds"}
+FIGURE = "same_scene_accuracy_severity_ge_0.5"
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("runs", nargs="+", type=Path, help="run directories (their scorer/ is read) or scorer directories")
+    ap.add_argument("--builds", nargs="+", choices=sorted(BUILDS), default=sorted(BUILDS))
+    ap.add_argument("--cache-dir", default=".cache/features")
+    args = ap.parse_args(argv)
+
+    table: dict[str, dict[str, float]] = {str(r): {} for r in args.runs}
+    sizes = {}
+    for tag in args.builds:
+        root, benches, splits, seed = BUILDS[tag]
+        for name in benches:
+            bench = load_benchmark(name)
+            changes = {"manifest": root, **({"split": splits} if splits else {})}
+            if seed is not None and bench.build is not None:
+                changes["build"] = {**bench.build, "seed": seed}
+            bench = dataclasses.replace(bench, **changes)
+            manifest = bench.load_manifest()
+            column = f"{tag} {SHORT[name]}"
+            for run in args.runs:
+                scorer = run / "scorer" if (run / "scorer").is_dir() else run
+                scores = scorer_scores(scorer, manifest, args.cache_dir, {})
+                figure = bench.evaluate(scores, manifest=manifest, n_boot=0)["world"][FIGURE]
+                table[str(run)][column], sizes[column] = figure["value"], figure["n"]
+    df = pd.DataFrame(table).T
+    if len(df) > 1:
+        df.loc["mean"], df.loc["sd"] = df.mean(), df.std(ddof=1)
+    df.loc["n pairs"] = pd.Series(sizes)
+    pd.set_option("display.width", 250)
+    print("same-scene accuracy at severity >= 0.5, raw scores, ties half credit")
+    print(df.round(3).to_string())
+
+
+if __name__ == "__main__":
+    main()
