@@ -51,14 +51,19 @@ def fingerprint_files(engine: str) -> list[Path]:
     return sorted(files) + [world.parent / "io" / "video.py"]
 
 
-def code_fingerprint(engine: str) -> str:
-    """A hash of :func:`fingerprint_files`: builds record it, and clips drawn by other code are drawn again."""
+def files_fingerprint(files: list[Path]) -> str:
+    """A hash of source files (each one's path inside the package, then its bytes), in the order given."""
     root = Path(__file__).resolve().parents[1]
     h = hashlib.sha256()
-    for f in fingerprint_files(engine):
+    for f in files:
         h.update(f.relative_to(root).as_posix().encode())
         h.update(f.read_bytes())
     return h.hexdigest()[:16]
+
+
+def code_fingerprint(engine: str) -> str:
+    """A hash of :func:`fingerprint_files`: builds record it, and clips drawn by other code are drawn again."""
+    return files_fingerprint(fingerprint_files(engine))
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -254,17 +259,32 @@ def _settings(num_scenes: int, seed: int, opts: WorldOptions) -> dict:
             "options": asdict(opts)}
 
 
-def _drop_clips_of_other_code(out: Path, code: str) -> None:
-    """Delete the clips in ``out`` unless its record (finished or under way) says this code drew them."""
-    records = [json.loads(p.read_text()) for p in (out / BUILD_FILE, out / PENDING_FILE) if p.is_file()]
-    if any(r.get("code") == code for r in records):
-        return
-    stale = list(out.rglob("*.mp4"))
+def open_build(out: Path, settings_text: str, keeps_clips) -> bool:
+    """Start (or find finished) a build into ``out`` recorded by ``settings_text``: True when a finished build
+    with these settings is there. Otherwise the clips already in ``out`` are deleted unless ``keeps_clips(records)``
+    says they may be resumed (``records``: the texts of the finished and the under-way records found), and the
+    settings are recorded as under way; :func:`close_build` marks the build finished."""
+    done, pending = out / BUILD_FILE, out / PENDING_FILE
+    if done.is_file() and done.read_text() == settings_text and (out / VIDEOS_FILE).is_file() and (out / PAIRS_FILE).is_file():
+        return True
+    out.mkdir(parents=True, exist_ok=True)
+    records = [p.read_text() for p in (done, pending) if p.is_file()]
+    stale = [] if keeps_clips(records) else list(out.rglob("*.mp4"))
     if stale:
-        log.warning("%s: %d clips were drawn by other world code (recorded: %s, now: %s); drawing them again",
-                    out, len(stale), sorted({r.get("code") for r in records}, key=str) or "none", code)
+        recorded = sorted({json.loads(r).get("code") for r in records}, key=str) or "none"
+        log.warning("%s: %d clips were drawn by other code or options (recorded code: %s, now: %s); drawing them again",
+                    out, len(stale), recorded, json.loads(settings_text).get("code"))
         for f in stale:
             f.unlink()
+    done.unlink(missing_ok=True)  # a changed or interrupted build is not complete until rewritten
+    _write_atomic(pending, settings_text)  # a half-written record would stop the next run from reading it
+    return False
+
+
+def close_build(out: Path, settings_text: str) -> None:
+    """Mark the build :func:`open_build` started as finished (after its tables are written)."""
+    _write_atomic(out / BUILD_FILE, settings_text)
+    (out / PENDING_FILE).unlink()
 
 
 def build_world(out_dir, num_scenes: int, seed: int, workers: int | None = None, progress: bool = True, **options) -> Path:
@@ -278,14 +298,9 @@ def build_world(out_dir, num_scenes: int, seed: int, workers: int | None = None,
     out = Path(out_dir)
     settings = _settings(num_scenes, seed, opts)
     settings_text = json.dumps(settings, sort_keys=True, indent=1)
-    done = out / BUILD_FILE
-    if done.is_file() and done.read_text() == settings_text and (out / VIDEOS_FILE).is_file() and (out / PAIRS_FILE).is_file():
+    # clips of the same code are resumed (each depends on its seed, index and options only); others drawn again
+    if open_build(out, settings_text, keeps_clips=lambda records: any(json.loads(r).get("code") == settings["code"] for r in records)):
         return out
-    out.mkdir(parents=True, exist_ok=True)
-    _drop_clips_of_other_code(out, settings["code"])
-    done.unlink(missing_ok=True)  # a changed or interrupted build is not complete until rewritten
-    pending = out / PENDING_FILE
-    _write_atomic(pending, settings_text)  # a half-written record would stop the next run from reading it
     scene_splits = assign_splits(num_scenes, seed, opts.split_fractions, stream=0)
     tasks = [("scene", str(out), seed, i, scene_splits[i], opts) for i in range(num_scenes)]
     if opts.include_real and opts.num_real_segments > 0:
@@ -320,8 +335,7 @@ def build_world(out_dir, num_scenes: int, seed: int, workers: int | None = None,
         groups.append(group)
     write_jsonl(out / VIDEOS_FILE, videos)
     write_jsonl(out / PAIRS_FILE, make_pairs(groups, seed, opts.min_severity_gap))
-    _write_atomic(done, settings_text)
-    pending.unlink()
+    close_build(out, settings_text)
     return out
 
 

@@ -48,6 +48,18 @@ def load_source(name: str, height: int = REAL_HEIGHT) -> tuple[np.ndarray, float
     return frames, fps
 
 
+def patch_path(rng: np.random.Generator, h: int, w: int) -> tuple[int, tuple[int, int], tuple[float, float], float]:
+    """Where a pasted patch goes in an ``h`` x ``w`` picture: its side, its place, the unit direction toward the
+    far side (so the full shift fits; lower severities move along the same line) and the length it may go."""
+    short = min(h, w)
+    p = int(PATCH_FRACTION * short)
+    y0, x0 = int(rng.integers(0, h - p + 1)), int(rng.integers(0, w - p + 1))
+    dy = (h - p - y0) if y0 < (h - p) / 2 else -y0
+    dx = (w - p - x0) if x0 < (w - p) / 2 else -x0
+    norm = max(1e-9, float(np.hypot(dy, dx)))
+    return p, (y0, x0), (dy / norm, dx / norm), min(PATCH_SHIFT * short, norm)
+
+
 def perturb(src: np.ndarray, start: int, length: int, kind: str, severity: float, onset: int, rng_seed: int) -> np.ndarray:
     """The segment ``src[start:start+length]`` with perturbation ``kind`` from frame ``onset``.
 
@@ -74,15 +86,9 @@ def perturb(src: np.ndarray, start: int, length: int, kind: str, severity: float
                 order = np.roll(order, 1)
         seg[onset : onset + win] = seg[onset : onset + win][order]
     elif kind == "patch_teleport":
-        p = int(PATCH_FRACTION * short)
-        y0, x0 = int(rng.integers(0, h - p + 1)), int(rng.integers(0, w - p + 1))
-        # head for the far side so the full shift fits; lower severities move along the same line
-        dy = (h - p - y0) if y0 < (h - p) / 2 else -y0
-        dx = (w - p - x0) if x0 < (w - p) / 2 else -x0
-        norm = max(1e-9, float(np.hypot(dy, dx)))
-        reach = min(PATCH_SHIFT * short, norm)
-        y1 = y0 + int(round(severity * reach * dy / norm))
-        x1 = x0 + int(round(severity * reach * dx / norm))
+        p, (y0, x0), (uy, ux), reach = patch_path(rng, h, w)
+        y1 = y0 + int(round(severity * reach * uy))
+        x1 = x0 + int(round(severity * reach * ux))
         if (y1, x1) == (y0, x0):
             x1 = x0 + (1 if x0 + p < w else -1)
         seg[onset:, y1 : y1 + p, x1 : x1 + p] = seg[onset:, y0 : y0 + p, x0 : x0 + p].copy()

