@@ -23,6 +23,12 @@ the head scales each kind):
     python bench/evidence_kinds.py outputs/demo --manifest data/worlds-s1-n200-200 --split train val test \
         --by family --beside .cache/dynamics/efficientnet_lite0 --beside-part over --beside-weight 0.5 1 2
 
+``--objects BUILD`` does the same with ``object_rules.py``'s count of tracked bodies that end or start where nothing
+explains it (a rule of rigid-body physics, no model), scaled by its spread over BUILD's plausible training clips:
+
+    python bench/evidence_kinds.py outputs/demo --benchmarks marbles --by family --objects data/worlds-s0-n300-200 \
+        --beside-weight 0.5 1
+
 ``--scale KIND=F,...`` asks what the score would rank with one kind's head weight multiplied by each F (0 drops
 the kind), the others left as they are: a column per factor, as the head would score with those weights.
 
@@ -40,6 +46,7 @@ import numpy as np
 import pandas as pd
 import torch
 from dynamics_surprise import step_errors
+from object_rules import ObjectRules
 
 from phyprobe.data.manifest import Manifest
 from phyprobe.encoders.dynamics import DynamicsEncoder, load_checkpoint, plausible_mask
@@ -162,6 +169,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--by", choices=("family", "subtype"), default="subtype")
     ap.add_argument("--cache-dir", default=".cache/features")
     ap.add_argument("--beside", type=Path, help="another dynamics checkpoint whose errors to rank alone and add to the score")
+    ap.add_argument("--objects", help="a build whose plausible train clips scale object_rules.py's count of bodies that end "
+                    "or start unexplained: rank that count alone and add it to the score, as --beside does")
     ap.add_argument("--beside-part", choices=BESIDE_PARTS, default="abs")
     ap.add_argument("--beside-weight", type=float, nargs="+", default=[1.0],
                     help="its weight in the sum, in units of the head's mean weight (one column per value)")
@@ -172,7 +181,10 @@ def main(argv: list[str] | None = None) -> None:
     scorer = Scorer.from_pretrained(scorer_dir)
     names = kind_names(scorer)
     scale = parse_scale(args.scale, names) if args.scale else None
-    beside = Beside(args.beside, args.beside_part, args.cache_dir) if args.beside else None
+    if args.beside and args.objects:
+        raise SystemExit("evidence_kinds: --beside and --objects each add one column; give one of them")
+    beside = (Beside(args.beside, args.beside_part, args.cache_dir) if args.beside
+              else ObjectRules(args.objects) if args.objects else None)
     pd.set_option("display.width", 200)
     for name in args.benchmarks:
         bench = load_benchmark(name)
