@@ -40,13 +40,14 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
 from dynamics_surprise import step_errors
-from object_rules import ObjectRules
+from object_rules import unexplained_end_counts
 
 from phyprobe.data.manifest import Manifest
 from phyprobe.encoders.dynamics import DynamicsEncoder, load_checkpoint, plausible_mask
@@ -91,16 +92,14 @@ def kind_scores(scorer: Scorer, feats: torch.Tensor, batch: int = 1024) -> tuple
 
 class Beside:
     """Another dynamics model's clip-mean prediction error, read from (and extracted into) its base's feature
-    cache, in units of its spread over the plausible `train` clips of the build it was fitted on."""
+    cache; ``fitted_on`` is the build it was fitted on."""
 
     def __init__(self, checkpoint: Path, part: str, cache_dir: str):
         self.base, self.predictor, _ = load_checkpoint(checkpoint)
         cfg = json.loads((checkpoint / "config.json").read_text())
         self.clip, self.part, self.cache_dir = ClipSpec(**cfg["clip"]), part, cache_dir
         self.encoder = DynamicsEncoder(self.base, self.predictor.eval(), include_base=False, signed=part != "abs")
-        fitted = Manifest.load(cfg["fit"]["manifest"])
-        fitted = fitted.keep(plausible_mask(fitted.videos) & (fitted.videos["split"] == "train").to_numpy())
-        self.spread = float(np.std(list(self.raw(fitted).values())))
+        self.fitted_on = cfg["fit"]["manifest"]
 
     def raw(self, manifest: Manifest) -> dict[str, float]:
         cache = extract_features(manifest, self.base, self.clip, self.cache_dir)
@@ -112,6 +111,20 @@ class Beside:
         half = self.predictor.dim  # a signed encoder's over-predicted columns, then its under-predicted ones
         columns = {"abs": slice(None), "over": slice(None, half), "under": slice(half, None)}[self.part]
         return {v: float(step_errors(self.encoder, f, columns).mean()) for v, f in feats.items()}
+
+
+class Scaled:
+    """Evidence beside the head's, in units of its spread over a build's plausible `train` clips, as the head
+    scales each of its kinds."""
+
+    def __init__(self, raw: Callable[[Manifest], dict[str, float]], build: str | Path):
+        fitted = Manifest.load(build)
+        fitted = fitted.keep(plausible_mask(fitted.videos) & (fitted.videos["split"] == "train").to_numpy())
+        self.raw = raw
+        self.spread = float(np.std(list(raw(fitted).values())))
+        if self.spread == 0:
+            raise SystemExit(f"evidence_kinds: the added evidence is the same on every plausible train clip of {build}, "
+                             "so it has no spread to scale by")
 
     def __call__(self, manifest: Manifest) -> dict[str, float]:
         return {v: x / self.spread for v, x in self.raw(manifest).items()}
@@ -183,8 +196,12 @@ def main(argv: list[str] | None = None) -> None:
     scale = parse_scale(args.scale, names) if args.scale else None
     if args.beside and args.objects:
         raise SystemExit("evidence_kinds: --beside and --objects each add one column; give one of them")
-    beside = (Beside(args.beside, args.beside_part, args.cache_dir) if args.beside
-              else ObjectRules(args.objects) if args.objects else None)
+    beside = None
+    if args.beside:
+        model = Beside(args.beside, args.beside_part, args.cache_dir)
+        beside = Scaled(model.raw, model.fitted_on)
+    elif args.objects:
+        beside = Scaled(unexplained_end_counts, args.objects)
     pd.set_option("display.width", 200)
     for name in args.benchmarks:
         bench = load_benchmark(name)

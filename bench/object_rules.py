@@ -24,13 +24,12 @@ from __future__ import annotations
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-import av
 import numpy as np
 from scipy import ndimage
 from scipy.optimize import linear_sum_assignment
 
 from phyprobe.data.manifest import Manifest
-from phyprobe.encoders.dynamics import plausible_mask
+from phyprobe.io.video import ClipSpec, decode_clip, probe
 
 OFF_MEDIAN = 28  # grey levels (the largest over R, G, B) off the median frame: a body's pixel
 MIN_AREA, MIN_SHARE = 6, 0.0005  # a body covers at least this many pixels and this share of the picture
@@ -43,9 +42,8 @@ MAX_TRACKS_PER_BODY = 3
 
 
 def read_frames(path: str | Path) -> np.ndarray:
-    """Every frame at the video's own size, (T, H, W, 3) uint8: the bodies are a few pixels wide."""
-    with av.open(str(path)) as container:
-        return np.stack([f.to_ndarray(format="rgb24") for f in container.decode(video=0)])
+    """Every frame at the video's own size, (T, H, W, 3) uint8 upright: the bodies are a few pixels wide."""
+    return decode_clip(path, ClipSpec(num_frames=probe(path)["num_frames"])).frames
 
 
 def find_bodies(frames: np.ndarray) -> tuple[list[np.ndarray], float, float]:
@@ -160,23 +158,9 @@ def unexplained_ends(path: str | Path) -> dict[str, float]:
     return out
 
 
-class ObjectRules:
-    """The rule's count per video in units of its spread over a build's plausible `train` clips, as
-    ``evidence_kinds.Beside`` gives another dynamics model's errors."""
-
-    def __init__(self, build: str | Path, workers: int = 2):
-        self.workers = workers
-        fitted = Manifest.load(build)
-        fitted = fitted.keep(plausible_mask(fitted.videos) & (fitted.videos["split"] == "train").to_numpy())
-        self.spread = float(np.std(list(self.raw(fitted).values())))
-        if self.spread == 0:
-            raise SystemExit(f"object_rules: no plausible train clip of {build} breaks the rule, so it has no spread to scale by")
-
-    def raw(self, manifest: Manifest) -> dict[str, float]:
-        paths = [str(manifest.root / p) for p in manifest.videos["path"]]
-        with ProcessPoolExecutor(self.workers) as pool:
-            counts = list(pool.map(unexplained_ends, paths, chunksize=8))
-        return {v: c["events"] for v, c in zip(manifest.videos["id"], counts)}
-
-    def __call__(self, manifest: Manifest) -> dict[str, float]:
-        return {v: x / self.spread for v, x in self.raw(manifest).items()}
+def unexplained_end_counts(manifest: Manifest, workers: int = 2) -> dict[str, float]:
+    """The rule's count for every video of ``manifest``, two videos at a time."""
+    paths = [str(manifest.video_path(p)) for p in manifest.videos["path"]]
+    with ProcessPoolExecutor(workers) as pool:
+        counts = list(pool.map(unexplained_ends, paths, chunksize=8))
+    return {v: c["events"] for v, c in zip(manifest.videos["id"], counts)}
