@@ -7,6 +7,7 @@ quality-degraded and nuisance-only clips) in at most 10 minutes.
     PYTHONPATH=src python bench/bench_world.py --num-scenes 1000 --workers 2
     PYTHONPATH=src python bench/bench_world.py --engine 3d --num-scenes 1000 --workers 2
     PYTHONPATH=src python bench/bench_world.py --engine marbles --num-scenes 200 --workers 2
+    PYTHONPATH=src python bench/bench_world.py --engine rigs --num-scenes 200 --workers 2
 """
 
 from __future__ import annotations

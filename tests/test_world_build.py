@@ -83,7 +83,7 @@ def test_each_engine_fingerprints_its_own_code_and_the_shared_code():
     files = {e: {f.relative_to(root).as_posix() for f in fingerprint_files(e)} for e in ENGINES}
     shared = set.intersection(*files.values())
     assert {"world/build.py", "world/degrade.py", "world/real.py", "world/planar.py", "io/video.py"} <= shared
-    subpackages = {"3d": "world/bullet/", "marbles": "world/marbles/"}
+    subpackages = {"3d": "world/bullet/", "marbles": "world/marbles/", "rigs": "world/rigs/"}
     for engine, own in files.items():
         for other, prefix in subpackages.items():
             assert any(f.startswith(prefix) for f in own) == (engine == other), (engine, prefix)

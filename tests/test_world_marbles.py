@@ -1,25 +1,21 @@
 """The marbles world engine: plausible runs obey physics (free fall at g, energy never gained, the aimed
 collision happens), every violation family and subtype is really there (measured from the simulated
-state or the drawn track) and grows with its severity, severity 0 is the plausible clip byte for byte,
-nuisance twins change pixels and not physics, the held-out look stays held out, frames are identical
-across processes, and the shared build makes a manifest of it."""
+state or the drawn track) and grows with its severity, severity 0 is the plausible clip byte for byte, and
+the held-out look stays held out. What every numpy-simulated world owes the shared build (nuisance twins,
+metadata, frames identical across processes, its benchmark's build) is tested in test_world_simulated.py."""
 
 from __future__ import annotations
 
-import hashlib
-import multiprocessing as mp
 
 import numpy as np
 import pytest
 
-from phyprobe.eval.protocols import load_benchmark
 from phyprobe.world.marbles import ENGINE
 from phyprobe.world.marbles.render import Track
 from phyprobe.world.marbles.scene import GRAVITY, HELDOUT_PALETTE, PALETTES, sample_scene
 from phyprobe.world.marbles.simulate import simulate
 from phyprobe.world.marbles.violations import FAMILIES, apply_violation
 from phyprobe.world.scene import scene_rng
-from train_helpers import CONFIGS
 
 FRAMES = 24
 SEVERITIES = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -125,20 +121,6 @@ def test_plausible_energy_never_increases():
         assert gain <= 1e-3 * e[0], f"{scene.key} ({scene.view}): energy rose by {gain / e[0]:.4f} of its start"
 
 
-def test_nuisance_twins_keep_the_physics_and_change_the_pixels(scenes):
-    for sc in scenes[:4]:
-        reference = sc.plausible()
-        kinds = []
-        for k in range(ENGINE.num_nuisance):
-            frames, meta = sc.nuisance(k, scene_rng(3, sc.scene.index, 40 + k))
-            assert frames.shape == reference.shape and frames.dtype == np.uint8
-            assert np.abs(frames.astype(int) - reference).mean() > 1.0, meta
-            kinds.append(meta["nuisance"])
-        assert kinds[0] == "camera" and set(kinds) <= {"camera", "lighting", "texture"}
-        assert np.array_equal(simulate(sc.scene).pos, sc.trajectory.pos)
-    with pytest.raises(IndexError):
-        scenes[0].nuisance(ENGINE.num_nuisance, scene_rng(3, 0, 0))
-
 
 def test_heldout_look_is_never_used_elsewhere():
     assert HELDOUT_PALETTE not in PALETTES
@@ -154,53 +136,8 @@ def test_heldout_look_is_never_used_elsewhere():
         assert neon.backdrop != style.backdrop and meta["nuisance"] in ("lighting", "texture")
 
 
-def test_metadata_and_frame_shapes(scenes):
+def test_metadata_counts_the_balls(scenes):
+    """The shared metadata (tests/test_world_simulated.py) describes this world's bodies: one shape per ball."""
     for sc in scenes:
-        meta = sc.metadata()
-        frames = sc.plausible()
-        assert frames.shape == (FRAMES, meta["height"], meta["width"], 3)
-        assert meta["width"] % 2 == 0 and meta["height"] % 2 == 0 and meta["engine"] == "marbles"
-        assert meta["num_bodies"] == len(meta["shapes"]) == len(sc.scene.balls)
-        assert frames.std() > 5, "frames are (nearly) blank"
-    assert ENGINE.source == "marbles" and set(ENGINE.families) == set(FAMILIES)
-    with pytest.raises(ValueError, match="unknown violation family"):
-        scenes[0].plan("levitation", np.random.default_rng(0))
-
-
-def _digest(index: int) -> str:
-    sc = ENGINE.scene(21, index, FRAMES, index % 2 == 1)
-    h = hashlib.sha256(sc.plausible().tobytes())
-    families = sorted(FAMILIES)
-    plan = sc.plan(families[index % len(families)], scene_rng(21, index, 2))
-    h.update(sc.violated(plan, 0.7)[0].tobytes())
-    h.update(sc.nuisance(1, scene_rng(21, index, 3))[0].tobytes())
-    return h.hexdigest()
-
-
-def test_frames_identical_across_processes():
-    indices = [0, 1, 2, 3]
-    here = [_digest(i) for i in indices]
-    with mp.get_context("fork").Pool(2) as pool:
-        there = pool.map(_digest, indices)
-    assert here == there
-
-
-def test_a_benchmark_draws_its_world_on_first_use(tmp_path):
-    """configs/benchmark/marbles.yaml's ``build``: the first load draws the world through the shared build (a
-    manifest with twin pairs, every split), a later one reads what is there; the real config's options are valid."""
-    real = load_benchmark("marbles", root=CONFIGS.parent)
-    assert real.build["engine"] == "marbles" and real.where == {"source": "marbles"}
-    tiny = {"name": "tiny_marbles", "manifest": str(tmp_path / "m"), "protocol": "world", "where": {"source": "marbles"},
-            "build": {**real.build, "num_scenes": 6, "num_frames": 16,
-                      "split_fractions": {"val": 0.0, "test": 0.34, "heldout_style": 0.0, "heldout_family": 0.34}}}
-    m = load_benchmark(tiny).load_manifest()
-    assert set(m.videos["source"]) == {"marbles"} and len(m.pairs) > 0
-    assert {md["variant"] for md in m.videos["metadata"]} == {"plausible", "violated", "quality"}
-    assert set(m.videos["split"]) == {"train", "test", "heldout_family"}
-    stamp = (tmp_path / "m" / "build.json").stat().st_mtime_ns
-    # a manifest already there is read as it is, even with other build options: never redrawn over
-    other = {**tiny, "build": {**tiny["build"], "seed": 5}}
-    again = load_benchmark(other).load_manifest()
-    assert (tmp_path / "m" / "build.json").stat().st_mtime_ns == stamp and list(again.videos["id"]) == list(m.videos["id"])
-    res = load_benchmark(tiny).evaluate({v: float(s) for v, s in zip(m.videos["id"], m.videos["magnitude"])}, manifest=m, n_boot=50)
-    assert res["world"]["same_scene_accuracy"]["value"] == 1.0
+        assert sc.metadata()["num_bodies"] == len(sc.scene.balls)
+    assert set(ENGINE.families) == set(FAMILIES)

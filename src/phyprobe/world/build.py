@@ -35,7 +35,12 @@ from phyprobe.world.splits import DEFAULT_FRACTIONS, assign_splits
 BUILD_FILE = "build.json"
 PENDING_FILE = "build.pending.json"  # the settings of a build under way: its clips may be resumed
 BUILD_VERSION = 1
-ENGINES = {"2d": "phyprobe.world.planar", "3d": "phyprobe.world.bullet", "marbles": "phyprobe.world.marbles"}  # engine name -> module exposing ENGINE
+ENGINES = {  # engine name -> module exposing ENGINE
+    "2d": "phyprobe.world.planar",
+    "3d": "phyprobe.world.bullet",
+    "marbles": "phyprobe.world.marbles",
+    "rigs": "phyprobe.world.rigs",
+}
 
 log = logging.getLogger(__name__)
 
