@@ -1,8 +1,8 @@
 """Same-scene accuracy of several runs on the builds no run trains on, with the mean and sd over the runs.
 
 The figures that choose and check the default come from builds no run trains on: the two worlds drawn at
-other seeds (new scenes of known worlds), the marbles world (a world of its own), and the footage broken by
-kinds no build trains on. This scores every run given (e.g. one configuration at seeds 0-2) on each and
+other seeds (new scenes of known worlds), the marbles and rigs worlds (worlds of their own: rigs to choose
+unseen-world evidence on, marbles to check it), and the footage broken by kinds no build trains on. This scores every run given (e.g. one configuration at seeds 0-2) on each and
 prints one row per run and, when several runs are given, their mean ± sd:
 
     python bench/transfer_table.py outputs/demo outputs/seeds/demo-s1 outputs/seeds/demo-s2 --builds s1 s2 m0 m1
@@ -14,7 +14,7 @@ The world builds at seeds 1 and 2 are drawn once by
     python -c "from phyprobe.data.sources import worlds; worlds('data/worlds-s1-n200-200', seed=1, \\
         planar={'engine': '2d', 'num_scenes': 200}, bullet={'engine': '3d', 'num_scenes': 200, 'include_real': False})"
 
-(and the same at seed 2); the marbles and unseen-kinds builds are drawn by their benchmarks on first use.
+(and the same at seed 2); the marbles, rigs and unseen-kinds builds are drawn by their benchmarks on first use.
 """
 
 from __future__ import annotations
@@ -36,10 +36,12 @@ BUILDS = {
     "s2": ("data/worlds-s2-n200-200", WORLDS, EVERY_SPLIT, None),
     "m0": ("data/marbles-s0-n200", ["marbles"], None, 0),
     "m1": ("data/marbles-s1-n200", ["marbles"], None, 1),
+    "r0": ("data/rigs-s0-n200", ["rigs"], None, 0),
+    "r1": ("data/rigs-s1-n200", ["rigs"], None, 1),
     "u0": ("data/footage-unseen-kinds-s0-n60", ["real_footage_unseen_kinds"], None, 0),
     "u1": ("data/footage-unseen-kinds-s1-n60", ["real_footage_unseen_kinds"], None, 1),
 }
-SHORT = {"world_test": "2D", "world3d_test": "3D", "real_footage_unseen": "footage", "marbles": "marbles",
+SHORT = {"world_test": "2D", "world3d_test": "3D", "real_footage_unseen": "footage", "marbles": "marbles", "rigs": "rigs",
          "real_footage_unseen_kinds": "footage, unseen kinds"}
 FIGURE = "same_scene_accuracy_severity_ge_0.5"
 
