@@ -1,7 +1,7 @@
 """The marbles world engine: plausible runs obey physics (free fall at g, energy never gained, the aimed
 collision happens), every violation family and subtype is really there (measured from the simulated
-state or the drawn track) and grows with its severity, severity 0 is the plausible clip byte for byte, and
-the held-out look stays held out. What every numpy-simulated world owes the shared build (nuisance twins,
+state or the drawn track) and grows with its severity, and severity 0 is the plausible clip byte for byte.
+What every numpy-simulated world owes the shared build (nuisance twins, the held-out look,
 metadata, frames identical across processes, its benchmark's build) is tested in test_world_simulated.py."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 from phyprobe.world.marbles import ENGINE
 from phyprobe.world.marbles.render import Track
-from phyprobe.world.marbles.scene import GRAVITY, HELDOUT_PALETTE, PALETTES, sample_scene
+from phyprobe.world.marbles.scene import GRAVITY, sample_scene
 from phyprobe.world.marbles.simulate import simulate
 from phyprobe.world.marbles.violations import FAMILIES, apply_violation
 from phyprobe.world.scene import scene_rng
@@ -119,21 +119,6 @@ def test_plausible_energy_never_increases():
         e = simulate(scene).energy(scene).sum(axis=1)
         gain = np.max(e - np.minimum.accumulate(e))
         assert gain <= 1e-3 * e[0], f"{scene.key} ({scene.view}): energy rose by {gain / e[0]:.4f} of its start"
-
-
-
-def test_heldout_look_is_never_used_elsewhere():
-    assert HELDOUT_PALETTE not in PALETTES
-    for index in range(300):
-        assert sample_scene(0, index, FRAMES, False).style.palette != HELDOUT_PALETTE
-    held = ENGINE.scene(0, 1, FRAMES, True)
-    assert held.metadata()["palette"] == HELDOUT_PALETTE
-    neon = held.scene.style
-    for r in range(6):  # a re-dressed twin of an ordinary scene never borrows the held-out colours
-        ordinary = ENGINE.scene(0, r, FRAMES, False)
-        style = ordinary.scene.style
-        frames, meta = ordinary.nuisance(1, np.random.default_rng(r))
-        assert neon.backdrop != style.backdrop and meta["nuisance"] in ("lighting", "texture")
 
 
 def test_metadata_counts_the_balls(scenes):

@@ -1,8 +1,8 @@
 """The rigs world engine: plausible runs obey physics (a pendulum keeps its energy and its period, a block on
 a frictionless incline accelerates at g sin(angle), energy is never gained, the aimed collision happens a
 third to a half of the way in), every violation family plans in both views and grows with its severity
-(measured from the simulated state or the drawn track), severity 0 is the plausible clip byte for byte, and
-the held-out look stays held out. What every numpy-simulated world owes the shared build (nuisance twins,
+(measured from the simulated state or the drawn track), and severity 0 is the plausible clip byte for byte.
+What every numpy-simulated world owes the shared build (nuisance twins, the held-out look,
 metadata, frames identical across processes, its benchmark's build) is tested in test_world_simulated.py."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 
 from phyprobe.world.rigs import ENGINE
 from phyprobe.world.rigs.render import Track
-from phyprobe.world.rigs.scene import GRAVITY, HELDOUT_PALETTE, PALETTES, VIEWS, Pendulum, sample_scene
+from phyprobe.world.rigs.scene import GRAVITY, VIEWS, Pendulum, sample_scene
 from phyprobe.world.rigs.simulate import simulate
 from phyprobe.world.rigs.violations import FAMILIES, aimed_contact, apply_violation
 from phyprobe.world.scene import scene_rng
@@ -152,23 +152,6 @@ def test_severity_zero_is_the_plausible_twin_byte_for_byte(scenes):
             base, n = Track.from_trajectory(sc.trajectory, sc.scene), len(sc.scene.bodies)
             assert np.array_equal(tiny.track.pos[:plan.onset, :n], base.pos[:plan.onset, :n]), family
             assert tiny.track.same_until(base) >= plan.onset, family
-
-
-
-def test_heldout_look_is_never_used_elsewhere():
-    """The heldout_style split is only held out if no other scene, nor a re-dressed twin, wears its palette."""
-    assert HELDOUT_PALETTE not in PALETTES
-    for index in range(300):
-        assert sample_scene(0, index, FRAMES, False).style.palette != HELDOUT_PALETTE
-    held = ENGINE.scene(0, 1, FRAMES, True)
-    assert held.metadata()["palette"] == HELDOUT_PALETTE
-    blue = held.scene.style
-    for r in range(4):
-        ordinary = ENGINE.scene(0, r, 16, False)
-        rng = np.random.default_rng(r)
-        kind = str(np.random.default_rng(r).choice(["lighting", "texture"]))
-        frames, meta = ordinary.nuisance(1, rng)
-        assert meta["nuisance"] == kind and blue.paper != ordinary.scene.style.paper
 
 
 def test_metadata_counts_the_bodies_and_families_are_the_marbles_worlds(scenes):

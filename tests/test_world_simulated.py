@@ -1,6 +1,7 @@
 """What every numpy-simulated world (marbles, rigs) owes the shared build, through ``phyprobe.world.simulated``:
-nuisance twins change pixels and not physics, the metadata says what the frames are, frames are a pure function
-of (seed, index) in any process, and the world's benchmark config draws it on first use and never redraws it."""
+nuisance twins change pixels and not physics, the held-out look stays held out, the metadata says what the frames
+are, frames are a pure function of (seed, index) in any process, and the world's benchmark config draws it on first
+use and never redraws it."""
 
 from __future__ import annotations
 
@@ -60,6 +61,24 @@ def test_metadata_and_frame_shapes(world):
     assert engine.source == name
     with pytest.raises(ValueError, match="unknown violation family"):
         scenes[0].plan("levitation", np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("name", WORLDS)
+def test_heldout_look_is_never_used_elsewhere(name):
+    """The heldout_style split is only held out if no other scene, nor a re-dressed twin, wears its palette."""
+    looks = importlib.import_module(f"phyprobe.world.{name}.scene")
+    engine = _engine(name)
+    assert looks.HELDOUT_PALETTE not in looks.PALETTES
+    for index in range(300):
+        assert looks.sample_scene(0, index, FRAMES, False).style.palette != looks.HELDOUT_PALETTE
+    held = engine.scene(0, 1, FRAMES, True)
+    assert held.metadata()["palette"] == looks.HELDOUT_PALETTE
+    colour = held.palette_fields[0]  # the backdrop's or the paper's colour
+    for r in range(4):  # a re-dressed twin of an ordinary scene never borrows the held-out colours
+        ordinary = engine.scene(0, r, FRAMES, False)
+        frames, meta = ordinary.nuisance(1, np.random.default_rng(r))
+        assert meta["nuisance"] in ("lighting", "texture")
+        assert getattr(held.scene.style, colour) != getattr(ordinary.scene.style, colour)
 
 
 def _digest(args: tuple[str, int]) -> str:
