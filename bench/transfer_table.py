@@ -2,8 +2,9 @@
 
 The figures that choose and check the default come from builds no run trains on: the two worlds drawn at
 other seeds (new scenes of known worlds), the marbles and rigs worlds (worlds of their own: rigs to choose
-unseen-world evidence on, marbles to check it), and the footage broken by kinds no build trains on. This scores every run given (e.g. one configuration at seeds 0-2) on each and
-prints one row per run and, when several runs are given, their mean ± sd:
+unseen-world evidence on, marbles to check it), and the footage broken by kinds no build trains on. This scores
+every run given (e.g. one configuration at seeds 0-2) on each and prints one row per run and, when several runs
+are given, their mean ± sd:
 
     python bench/transfer_table.py outputs/demo outputs/seeds/demo-s1 outputs/seeds/demo-s2 --builds s1 s2 m0 m1
 
@@ -41,8 +42,8 @@ BUILDS = {
     "u0": ("data/footage-unseen-kinds-s0-n60", ["real_footage_unseen_kinds"], None, 0),
     "u1": ("data/footage-unseen-kinds-s1-n60", ["real_footage_unseen_kinds"], None, 1),
 }
-SHORT = {"world_test": "2D", "world3d_test": "3D", "real_footage_unseen": "footage", "marbles": "marbles", "rigs": "rigs",
-         "real_footage_unseen_kinds": "footage, unseen kinds"}
+SHORT = {"world_test": "2D", "world3d_test": "3D", "real_footage_unseen": "footage", "marbles": "marbles",
+         "rigs": "rigs", "real_footage_unseen_kinds": "footage, unseen kinds"}
 FIGURE = "same_scene_accuracy_severity_ge_0.5"
 
 

@@ -51,7 +51,7 @@ def fingerprint_files(engine: str) -> list[Path]:
     the video writer. Other engines' subpackages are left out, so editing or adding an engine does not redraw
     the other worlds' builds."""
     world = Path(__file__).resolve().parent
-    own = ENGINES[engine].removeprefix("phyprobe.world.")  # "planar" (a module here), "bullet", "marbles"
+    own = ENGINES[engine].removeprefix("phyprobe.world.")  # "planar" (a module here), "bullet", "marbles", "rigs"
     files = [f for f in world.rglob("*.py") if f.parent == world or f.relative_to(world).parts[0] == own]
     return sorted(files) + [world.parent / "io" / "video.py"]
 
