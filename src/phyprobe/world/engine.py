@@ -8,18 +8,24 @@ engine (pymunk + OpenCV) and the 3D engine (pybullet + TinyRenderer) both implem
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 
 
-class ViolationPlan(Protocol):
-    """What every violated variant of a scene shares (family, subtype, target, onset), drawn once."""
+@dataclass(frozen=True)
+class ViolationPlan:
+    """What every violated variant of a scene shares (family, subtype, target, onset), drawn once; each engine's
+    plan adds the parameters of its families."""
 
     family: str
     subtype: str
+    target: int
+    onset: int
 
-    def to_metadata(self) -> dict: ...
+    def to_metadata(self) -> dict:
+        return {"family": self.family, "subtype": self.subtype, "target": self.target, "onset": self.onset}
 
 
 class EngineScene(Protocol):

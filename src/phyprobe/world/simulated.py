@@ -8,13 +8,32 @@ metadata of their bodies) is given by a subclass, so that the twins' rules live 
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, Callable, ClassVar
 
 import numpy as np
 
 NUM_NUISANCE = 2  # the first always moves the camera; the second relights or re-dresses the scene
+
+
+@dataclass(frozen=True)
+class Look:
+    """What a nuisance twin may change in a scene's look; a world's ``Style`` adds its palette's colours (named by
+    its scene's ``palette_fields``) and whatever else its rasteriser needs."""
+
+    palette: str
+    texture: str
+    light: Any
+    camera: Any  # has ``path`` ("static", "pan", "pan+shake", ...) and ``phase``
+    aspect: str
+    width: int
+    height: int
+    texture_seed: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.palette}-{self.texture}-{self.camera.path}"
 
 
 class SimulatedScene:
@@ -61,8 +80,13 @@ class SimulatedScene:
         return self.renderer(self.scene, self.scene.style)
 
     @cached_property
+    def _track(self) -> Any:
+        """What the plausible run draws: every twin starts from it."""
+        return self.track(self.trajectory, self.scene)
+
+    @cached_property
     def _frames(self) -> np.ndarray:
-        return self._renderer.render(self.track(self.trajectory, self.scene))
+        return self._renderer.render(self._track)
 
     def metadata(self) -> dict:
         st = self.scene.style
@@ -81,7 +105,7 @@ class SimulatedScene:
         if severity == 0.0:
             return reference.copy(), {}
         track = self.apply_violation(plan, self.scene, self.trajectory, severity).track
-        same = track.same_until(self.track(self.trajectory, self.scene))
+        same = track.same_until(self._track)
         if same >= self.num_frames:
             return reference.copy(), {}
         return np.concatenate([reference[:same], self._renderer.render(track, start=same)]), {}
@@ -105,5 +129,5 @@ class SimulatedScene:
             style = replace(st, texture=str(rng.choice([t for t in self.textures if t != st.texture])),
                             texture_seed=int(rng.integers(2**31)),
                             **({} if self.scene.heldout_style else dict(zip(self.palette_fields, colours))))
-        frames = self.renderer(self.scene, style).render(self.track(self.trajectory, self.scene))
+        frames = self.renderer(self.scene, style).render(self._track)
         return frames, {"nuisance": kind, "camera": style.camera.path, "texture": style.texture}

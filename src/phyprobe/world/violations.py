@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pymunk
 
+from phyprobe.world.engine import ViolationPlan
 from phyprobe.world.render import Track, camera_path
 from phyprobe.world.scene import GRAVITY, VIEW_HEIGHT, Scene, lowest_point
 from phyprobe.world.simulate import Trajectory, simulate
@@ -49,16 +50,9 @@ RAMP_FRAMES = 4  # kinematic edits ease in over this many frames (never a one-fr
 
 
 @dataclass(frozen=True)
-class Plan:
-    family: str
-    subtype: str
-    target: int
-    onset: int
+class Plan(ViolationPlan):
     direction: tuple[float, float]
     partner: int = -1
-
-    def to_metadata(self) -> dict:
-        return {"family": self.family, "subtype": self.subtype, "target": self.target, "onset": self.onset}
 
 
 @dataclass

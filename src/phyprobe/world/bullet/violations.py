@@ -22,6 +22,7 @@ from scipy.spatial.transform import Rotation
 from phyprobe.world.bullet.render import Renderer, Track
 from phyprobe.world.bullet.scene import GRAVITY, Scene
 from phyprobe.world.bullet.simulate import Trajectory, World
+from phyprobe.world.engine import ViolationPlan
 
 FAMILIES: dict[str, tuple[str, ...]] = {
     "gravity": ("hover", "rising", "wrong_g"),
@@ -58,18 +59,14 @@ MOMENTUM_DELAY = 2  # substeps after first contact, once the collision impulse h
 
 
 @dataclass(frozen=True)
-class Plan:
-    family: str
-    subtype: str
-    target: int
-    onset: int
+class Plan(ViolationPlan):
     direction: tuple[float, float, float]
     partner: int = -1
     group: tuple[int, ...] = ()  # support: the bodies the removed base was holding up
     frames: int = 0  # brief: how many frames the glitch lasts
 
     def to_metadata(self) -> dict:
-        meta = {"family": self.family, "subtype": self.subtype, "target": self.target, "onset": self.onset}
+        meta = super().to_metadata()
         if self.family == "brief":
             meta["brief_frames"] = self.frames
         return meta

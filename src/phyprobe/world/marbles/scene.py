@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from phyprobe.world.scene import scene_rng
+from phyprobe.world.simulated import Look
 
 GRAVITY = 9.81
 VIEWS = ("side", "table")
@@ -68,22 +69,10 @@ class Camera:
 
 
 @dataclass(frozen=True)
-class Style:
-    palette: str
+class Style(Look):
     backdrop: tuple[int, int, int]
     ground: tuple[int, int, int]
     rail: tuple[int, int, int]
-    texture: str
-    light: Light
-    camera: Camera
-    aspect: str
-    width: int
-    height: int
-    texture_seed: int
-
-    @property
-    def name(self) -> str:
-        return f"{self.palette}-{self.texture}-{self.camera.path}"
 
 
 @dataclass(frozen=True)

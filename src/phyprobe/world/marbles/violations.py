@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from phyprobe.world.engine import ViolationPlan
 from phyprobe.world.marbles.render import Track
 from phyprobe.world.marbles.scene import Scene
 from phyprobe.world.marbles.simulate import Intervention, Trajectory, simulate
@@ -33,18 +34,11 @@ RAMP = 3  # frames over which drawn changes (opacity, size) ease in
 
 
 @dataclass(frozen=True)
-class Plan:
-    family: str
-    subtype: str
-    target: int
-    onset: int
+class Plan(ViolationPlan):
     direction: tuple[float, float] = (0.0, 0.0)
     partner: int = -1
     magnitude: float = 0.0  # the size of the effect at severity 1, in the family's unit
     spot: tuple[float, float] = (0.0, 0.0)  # appear: where the copy fades in
-
-    def to_metadata(self) -> dict:
-        return {"family": self.family, "subtype": self.subtype, "target": self.target, "onset": self.onset}
 
 
 @dataclass

@@ -21,6 +21,7 @@ import numpy as np
 from scipy.special import ellipk, ellipkinc
 
 from phyprobe.world.scene import scene_rng
+from phyprobe.world.simulated import Look
 
 GRAVITY = 9.81
 VIEWS = ("pendulums", "slope")
@@ -97,24 +98,12 @@ class Camera:
 
 
 @dataclass(frozen=True)
-class Style:
-    palette: str
+class Style(Look):
     paper: tuple[int, int, int]
     ink: tuple[int, int, int]
     structure: tuple[int, int, int]
-    texture: str
-    light: Light
-    camera: Camera
-    aspect: str
-    width: int
-    height: int
-    texture_seed: int
     noise_seed: int
     mirror: bool
-
-    @property
-    def name(self) -> str:
-        return f"{self.palette}-{self.texture}-{self.camera.path}"
 
 
 @dataclass(frozen=True)

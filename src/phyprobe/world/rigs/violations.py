@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from phyprobe.world.engine import ViolationPlan
 from phyprobe.world.rigs.render import Track
 from phyprobe.world.rigs.scene import Scene
 from phyprobe.world.rigs.simulate import Intervention, Trajectory, simulate
@@ -33,19 +34,12 @@ RAMP = 3  # frames over which drawn changes (opacity, size, depth) ease in
 
 
 @dataclass(frozen=True)
-class Plan:
-    family: str
-    subtype: str
-    target: int
-    onset: int
+class Plan(ViolationPlan):
     partner: int = -1
     magnitude: float = 0.0  # the size of the effect at severity 1, in the family's unit
     direction: float = 1.0  # a sign along the target's path
     spot: tuple[float, float] = (0.0, 0.0)  # appear: where the copy shows
     tie: tuple[float, float] = (math.nan, math.nan)  # appear: the copy's pivot
-
-    def to_metadata(self) -> dict:
-        return {"family": self.family, "subtype": self.subtype, "target": self.target, "onset": self.onset}
 
 
 @dataclass
