@@ -1,9 +1,10 @@
 """The one small interface between the shared world machinery and a physics engine.
 
-``build`` owns everything both worlds share (severity strata, twins, quality degradations, pairs,
+``build`` owns everything the worlds share (severity strata, twins, quality degradations, pairs,
 splits, the resumable parallel build and the manifest); an engine only knows how to make a scene
 from a seed, break it with a violation of a given family and severity, and draw frames. The planar
-engine (pymunk + OpenCV) and the 3D engine (pybullet + TinyRenderer) both implement it.
+engine (pymunk + OpenCV), the 3D engine (pybullet + TinyRenderer) and the marbles and rigs engines
+(the project's own numpy simulators and rasterisers) implement it.
 """
 
 from __future__ import annotations
