@@ -29,6 +29,18 @@ explains it (a rule of rigid-body physics, no model), scaled by its spread over 
     python bench/evidence_kinds.py outputs/demo --benchmarks marbles --by family --objects data/worlds-s0-n300-200 \
         --beside-weight 0.5 1
 
+``--halted BUILD`` does the same with flow_stats' ``halted`` level (texture that arrived moving and rests, where a body
+stopped; an encoder option, not in the default), read at the scorer's own flow options and averaged over cells and
+steps; ``--peak BUILD`` with the scorer's own over-predicted errors, their mean over columns at the clip's most
+over-predicted step (``--peak-form spike``: less the clip's median step), evidence of one moment of motion expected
+that did not happen, which the time-mean dilutes. ``--instead KIND`` also scores with the added evidence in place of
+that kind, at its weight:
+
+    python bench/evidence_kinds.py outputs/demo --benchmarks rigs --by family --halted data/worlds-s0-n300-200 \
+        --beside-weight 0.5 1 --instead level:stopped
+    python bench/evidence_kinds.py outputs/demo --benchmarks rigs --by family --peak data/worlds-s0-n300-200 \
+        --peak-form spike --beside-weight 0.5 1
+
 ``--scale KIND=F,...`` asks what the score would rank with one kind's head weight multiplied by each F (0 drops
 the kind), the others left as they are: a column per factor, as the head would score with those weights.
 
@@ -50,6 +62,7 @@ from dynamics_surprise import step_errors
 from object_rules import unexplained_end_counts
 
 from phyprobe.data.manifest import Manifest
+from phyprobe.encoders import from_config
 from phyprobe.encoders.dynamics import DynamicsEncoder, load_checkpoint, plausible_mask
 from phyprobe.eval.metrics import pairwise_accuracy
 from phyprobe.eval.protocols import load_benchmark, violated_twin_pairs
@@ -59,6 +72,7 @@ from phyprobe.io.video import ClipSpec
 from phyprobe.scorer import Scorer
 
 BESIDE_PARTS = ("abs", "over", "under")
+PEAK_FORMS = ("peak", "spike")
 
 
 def kind_names(scorer: Scorer) -> list[str]:
@@ -111,6 +125,42 @@ class Beside:
         half = self.predictor.dim  # a signed encoder's over-predicted columns, then its under-predicted ones
         columns = {"abs": slice(None), "over": slice(None, half), "under": slice(half, None)}[self.part]
         return {v: float(step_errors(self.encoder, f, columns).mean()) for v, f in feats.items()}
+
+
+class Halted:
+    """flow_stats' ``halted`` level of every video, at the options of the scorer's own flow statistics."""
+
+    def __init__(self, scorer: Scorer, cache_dir: str):
+        base = getattr(scorer.encoder, "base", None)
+        if base is None or base.name != "flow_stats":
+            raise SystemExit("evidence_kinds: --halted reads the scorer's flow statistics; its encoder has none")
+        o = base.options
+        self.encoder = from_config("flow_stats", image_size=o["image_size"], grid=o["grid"], flow_method=o["flow_method"],
+                                   edge_fraction=o["edge_fraction"], ego_motion=o.get("ego_motion", "none"),
+                                   resize=o.get("resize", "letterbox"), unexplained="unexplained" in o["cell_stats"],
+                                   halted=True)
+        self.clip, self.cache_dir, self.columns = scorer.clip, cache_dir, self.encoder.columns("halted")
+
+    def __call__(self, manifest: Manifest) -> dict[str, float]:
+        feats = extract_features(manifest, self.encoder, self.clip, self.cache_dir).load(manifest.videos["id"])
+        return {v: float(np.asarray(f)[:, self.columns].mean()) for v, f in feats.items()}
+
+
+class OverPeak:
+    """The scorer's over-predicted errors, averaged over columns per step, at the clip's most over-predicted step
+    (``spike``: less its median step). The first ``context`` steps only repeat the first error and are left out."""
+
+    def __init__(self, scorer: Scorer, cache_dir: str, form: str):
+        if not getattr(scorer.encoder, "signed", False):
+            raise SystemExit("evidence_kinds: --peak needs a scorer whose errors are signed (over- and under-predicted apart)")
+        self.scorer, self.cache_dir, self.form = scorer, cache_dir, form
+
+    def __call__(self, manifest: Manifest) -> dict[str, float]:
+        feats, kept = scorer_feature_table(self.scorer, manifest, self.cache_dir, {})
+        predictor = self.scorer.encoder.predictor
+        over = feats[:, predictor.context :, : predictor.dim].float().mean(-1).numpy()
+        peak = over.max(1) - (np.median(over, 1) if self.form == "spike" else 0.0)
+        return dict(zip(kept.videos["id"], peak.tolist()))
 
 
 class Scaled:
@@ -181,9 +231,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--severe", type=float, default=0.5, help="count violated clips of at least this severity")
     ap.add_argument("--by", choices=("family", "subtype"), default="subtype")
     ap.add_argument("--cache-dir", default=".cache/features")
-    ap.add_argument("--beside", type=Path, help="another dynamics checkpoint whose errors to rank alone and add to the score")
-    ap.add_argument("--objects", help="a build whose plausible train clips scale object_rules.py's count of bodies that end "
-                    "or start unexplained: rank that count alone and add it to the score, as --beside does")
+    added = ap.add_mutually_exclusive_group()
+    added.add_argument("--beside", type=Path, help="another dynamics checkpoint whose errors to rank alone and add to the score")
+    added.add_argument("--objects", help="a build whose plausible train clips scale object_rules.py's count of bodies that "
+                       "end or start unexplained: rank that count alone and add it to the score, as --beside does")
+    added.add_argument("--halted", help="the same with flow_stats' halted level, scaled by this build")
+    added.add_argument("--peak", help="the same with the peak of the scorer's over-predicted errors, scaled by this build")
+    ap.add_argument("--peak-form", choices=PEAK_FORMS, default="peak")
+    ap.add_argument("--instead", help="KIND: also score with the added evidence in place of this kind, at its weight")
     ap.add_argument("--beside-part", choices=BESIDE_PARTS, default="abs")
     ap.add_argument("--beside-weight", type=float, nargs="+", default=[1.0],
                     help="its weight in the sum, in units of the head's mean weight (one column per value)")
@@ -194,14 +249,19 @@ def main(argv: list[str] | None = None) -> None:
     scorer = Scorer.from_pretrained(scorer_dir)
     names = kind_names(scorer)
     scale = parse_scale(args.scale, names) if args.scale else None
-    if args.beside and args.objects:
-        raise SystemExit("evidence_kinds: --beside and --objects each add one column; give one of them")
     beside = None
     if args.beside:
         model = Beside(args.beside, args.beside_part, args.cache_dir)
         beside = Scaled(model.raw, model.fitted_on)
     elif args.objects:
         beside = Scaled(unexplained_end_counts, args.objects)
+    elif args.halted:
+        beside = Scaled(Halted(scorer, args.cache_dir), args.halted)
+    elif args.peak:
+        beside = Scaled(OverPeak(scorer, args.cache_dir, args.peak_form), args.peak)
+    if args.instead is not None and (beside is None or args.instead not in names):
+        raise SystemExit(f"evidence_kinds: --instead replaces one of the head's kinds {names} with added evidence "
+                         "(--beside, --objects, --halted or --peak)")
     pd.set_option("display.width", 200)
     for name in args.benchmarks:
         bench = load_benchmark(name)
@@ -222,6 +282,11 @@ def main(argv: list[str] | None = None) -> None:
             mean_weight = float(scorer.head.monotone.weights().detach().mean())
             for w in args.beside_weight:
                 columns[f"score+{w:g}x"] = {v: columns["score"][v] + w * mean_weight * extra[v] for v in ids}
+            if args.instead is not None:
+                k = names.index(args.instead)
+                w = float(scorer.head.monotone.weights().detach()[k])
+                columns[f"instead of {args.instead}"] = {v: columns["score"][v] + w * (extra[v] - kinds[i, k])
+                                                         for i, v in enumerate(ids)}
         pairs = violated_twin_pairs(kept, columns["score"])
         pairs = pairs[pairs["severity_a"] >= args.severe]
         print(f"\n{name} ({bench.manifest}, splits {bench.split}; {len(manifest.videos) - len(ids)} unreadable videos "

@@ -10,8 +10,8 @@ from conftest import moving_square
 
 from phyprobe import Scorer
 from phyprobe.encoders import from_config
-from phyprobe.encoders.motion import (CELL_STATS, STILL_LEVELS, UNEXPLAINED_LEVELS, flow_images, normalise_image, stopped_pixels,
-                                      unexplained_pixels)
+from phyprobe.encoders.motion import (CELL_STATS, STILL_LEVELS, UNEXPLAINED_LEVELS, flow_images, halted_pixels, normalise_image,
+                                      stopped_pixels, unexplained_pixels)
 from phyprobe.io.video import ClipSpec, decode_clip, write_video
 from phyprobe.training.pipeline import train
 from train_helpers import TOY, compose_train
@@ -285,6 +285,59 @@ def test_flow_stats_see_a_region_that_freezes_in_moving_footage(tmp_path):
     assert enc.columns("stopped") == [c * len(CELL_STATS) + CELL_STATS.index("stopped") for c in range(4)]
     with pytest.raises(ValueError, match="no statistic 'speed'"):
         enc.columns("speed")
+
+
+def flat_square(num_frames: int, xs: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """A flat-shaded square with a dark outline, at column xs[t] in frame t, on a flat grey ground (what the
+    numpy worlds draw), and its exact flow: the square's pixels move by the next step's shift, nothing else."""
+    g = np.full((num_frames, 24, 48), 40, np.uint8)
+    flow = np.zeros((num_frames - 1, 24, 48, 2), np.float32)
+    for t, x in enumerate(xs):
+        g[t, 8:16, x : x + 8] = 0
+        g[t, 9:15, x + 1 : x + 7] = 200
+        if t + 1 < num_frames:
+            flow[t, 8:16, x : x + 8, 0] = xs[t + 1] - x
+    return g, flow
+
+
+def test_halted_pixels_are_where_a_body_stopped_not_where_it_passed():
+    """A flat square that slides on leaves the ground it uncovers exactly still: ``stopped`` counts that trail,
+    growing with the motion, and ``halted`` counts nothing. The same square stopping at frame 3 is halted on its
+    edges (the texture the flow carried there) from the first still step on, for as long as it rests; the flat
+    ground and the middle of the flat fill never count (the flow there is not measured), nor a body that changes."""
+    slide, slide_flow = flat_square(8, [2 + 4 * t for t in range(8)])
+    stop, stop_flow = flat_square(8, [2 + 4 * min(t, 3) for t in range(8)])
+    assert not halted_pixels(slide, slide_flow, 0.2).any()
+    assert stopped_pixels(slide)[1:].sum(axis=(1, 2)).tolist() == sorted(stopped_pixels(slide)[1:].sum(axis=(1, 2)).tolist())
+    assert stopped_pixels(slide)[-1].sum() > stopped_pixels(stop)[-1].sum()  # the old level reads a stop as less
+    h = halted_pixels(stop, stop_flow, 0.2)
+    assert not h[:3].any() and h[3:].any()
+    assert (h[3:].sum(axis=(1, 2)) == h[3].sum()).all()  # held while it rests
+    footprint, edge = np.zeros((24, 48), bool), np.zeros((24, 48), bool)
+    footprint[8:16, 14:22] = True
+    edge[7:17, 13:23] = True
+    edge[10:14, 16:20] = False
+    assert h[3].any() and not (h[3] & ~(footprint & edge)).any()  # only texture, where the flow is measured
+    moved = stop.copy()
+    moved[6:, 9:15, 15:21] = 90  # the body changes in place: no longer at rest
+    moved[6:, 8:16, 14:22] = 90
+    assert not halted_pixels(moved, stop_flow, 0.2)[5:].any()
+
+
+def test_flow_stats_see_a_body_that_stops(tmp_path):
+    """Through PyAV mp4s and DIS flow: a square that slides on, and its twin that stops dead at frame 3. The
+    ``halted`` share rises after the stop and stays near 0 while the square slides. Off (the default), the
+    statistic and its option are absent, so the features and cache keys of encoders built before it do not change."""
+    frames = moving_square(T, 48, 64, 4, 4.0)
+    stop = frames.copy()
+    stop[3:] = frames[3]
+    enc = from_config("flow_stats", image_size=SIZE, grid=2, halted=True)
+    f = encode(enc, write_video(tmp_path / "slide.mp4", frames, fps=12), write_video(tmp_path / "stop.mp4", stop, fps=12))
+    h = f[..., enc.columns("halted")].sum(-1)  # (clip, step)
+    assert enc.stats == (*CELL_STATS, "halted") and enc.options["halted_px"] == [1.0, 0.5]
+    assert h[0].max() < 0.01 and (h[1, 4:] > 0.01).all()
+    assert not set(enc.columns("halted")) & set(enc.predicted_columns())  # a level, never forecast
+    assert "halted_px" not in from_config("flow_stats", image_size=SIZE, grid=2).options
 
 
 def test_unexplained_pixels_are_the_change_the_flow_does_not_carry():

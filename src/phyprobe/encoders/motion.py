@@ -46,11 +46,11 @@ DIRECTION_BINS = 8
 # the flow does not explain (see :func:`unexplained_pixels`).
 CELL_STATS = ("mag_mean", "mag_max", *(f"dir{i}" for i in range(DIRECTION_BINS)), "div", "curl", "acc_mean", "acc_max",
               "stopped")
-OPTIONAL_STATS = ("unexplained",)
+OPTIONAL_STATS = ("unexplained", "halted")
 # Statistics that are not a measure of the motion at a step: the clip's history up to it (``stopped``) and
 # what the flow leaves out (``unexplained``). A dynamics model does not forecast them
 # (``FlowStatsEncoder.predicted_columns``); they can reach its head as levels.
-LEVEL_STATS = ("stopped", "unexplained")
+LEVEL_STATS = ("stopped", "unexplained", "halted")
 # A pixel whose grey level moves by at most this much between frames is still. Real footage carries sensor
 # and coding noise of a few levels wherever it moves, so only a region copied from frame to frame (a frozen
 # patch, a body that stops dead in a rendered world) stays under it; a static background never moved.
@@ -59,6 +59,9 @@ STILL_LEVELS = 3
 # this (a tenth of the range): far above coding noise, and what a body that appears, vanishes or changes
 # shape leaves, which no displacement of the previous frame can give.
 UNEXPLAINED_LEVELS = 24
+# A pixel's content is moving when the flow carries it at least this far between frames, and at rest when under
+# the second figure (pixels of the squashed frame: 1 px is 0.6 % of the side)
+MOVING_PX, RESTING_PX = 1.0, 0.5
 # How frames meet the grid: Preprocess' modes less a crop, which would cut motion away, and ``isotropic``
 FLOW_RESIZE = ("letterbox", "squash", "isotropic")
 # ``isotropic`` letterboxes onto a canvas this much wider than ``image_size``, so that a picture up to 16:9
@@ -76,6 +79,28 @@ def stopped_pixels(grays: np.ndarray, still_levels: int = STILL_LEVELS) -> np.nd
     moved_before = np.zeros_like(moving)
     moved_before[1:] = np.logical_or.accumulate(moving[:-1], axis=0)
     return ~moving & moved_before
+
+
+def halted_pixels(grays: np.ndarray, flow: np.ndarray, edge_fraction: float, still_levels: int = STILL_LEVELS,
+                  moving_px: float = MOVING_PX, resting_px: float = RESTING_PX) -> np.ndarray:
+    """(T-1, H, W) bool per step t >= 1 of a (T, H, W) grey clip and its (T-1, H, W, 2) flow in pixels: texture
+    that the flow of the step before carried onto the pixel and that has rested there since, still in grey level
+    and in flow. It is where a body stopped. :func:`stopped_pixels` also counts every pixel a body uncovers,
+    which a flat-shaded world leaves exactly still behind each moving body: there the share grows with the
+    motion, and a body that stops dead lowers it. Only textured pixels count (:func:`textured`), at both ends:
+    in a flat region the flow is smeared from the nearest edge, not measured. Causal (frames <= t only)."""
+    steps, h, w = flow.shape[:3]
+    speed = np.linalg.norm(flow, axis=-1)
+    edges = np.stack([textured(g, edge_fraction) for g in grays])
+    resting = (np.abs(grays[1:].astype(np.int16) - grays[:-1]) <= still_levels) & (speed < resting_px) & edges[1:]
+    out = np.zeros((steps, h, w), dtype=bool)
+    for t in range(1, steps):
+        ys, xs = np.nonzero((speed[t - 1] >= moving_px) & edges[t - 1])
+        arrived = np.zeros((h, w), dtype=bool)
+        arrived[np.clip(np.rint(ys + flow[t - 1, ys, xs, 1]), 0, h - 1).astype(int),
+                np.clip(np.rint(xs + flow[t - 1, ys, xs, 0]), 0, w - 1).astype(int)] = True
+        out[t] = resting[t] & (arrived | out[t - 1])
+    return out
 
 
 def unexplained_pixels(grays: np.ndarray, flow: np.ndarray, levels: int = UNEXPLAINED_LEVELS) -> np.ndarray:
@@ -214,11 +239,11 @@ class FlowStatsEncoder(FrozenEncoder):
     away first and the picture resized to that many pixels (``resize="isotropic"``)."""
 
     def __init__(self, preprocess: Preprocess, grid: int, flow_method: str, edge_fraction: float, ego_motion: str = "none",
-                 picture_pixels: int | None = None, unexplained: bool = False):
+                 picture_pixels: int | None = None, unexplained: bool = False, halted: bool = False):
         super().__init__()
         self.preprocess, self.grid, self.picture_pixels = preprocess, grid, picture_pixels
         self.flow_method, self.edge_fraction, self.ego_motion = flow_method, edge_fraction, ego_motion
-        self.stats = CELL_STATS + (("unexplained",) if unexplained else ())
+        self.stats = CELL_STATS + (("unexplained",) if unexplained else ()) + (("halted",) if halted else ())
         self.feature_dim = grid * grid * len(self.stats)
 
     def predicted_columns(self) -> list[int]:
@@ -251,7 +276,8 @@ class FlowStatsEncoder(FrozenEncoder):
         for t in range(1, len(f)):  # change of motion seen when frame t+1 arrives, on frame t-1's texture
             a = vector_norm(lagrangian_acceleration(px[t - 1], px[t])) * scale
             acc[t] = a * textured(grays[t - 1], self.edge_fraction)
-        shares = [stopped_pixels(grays)] + ([unexplained_pixels(grays, raw)] if "unexplained" in self.stats else [])
+        shares = [stopped_pixels(grays)] + ([unexplained_pixels(grays, raw)] if "unexplained" in self.stats else []) \
+            + ([halted_pixels(grays, raw, self.edge_fraction)] if "halted" in self.stats else [])
         mean_maps = np.concatenate([mag[:, None], hist, div[:, None], curl[:, None], acc[:, None],
                                     *(x[:, None].astype(np.float32) for x in shares)], axis=1)
         max_maps = np.stack([mag, acc], axis=1)
@@ -283,7 +309,8 @@ class FlowStatsEncoder(FrozenEncoder):
 
 @register_encoder("flow_stats")
 def flow_stats(image_size: int = 160, grid: int = 4, flow_method: str = "farneback", edge_fraction: float = 0.2,
-               ego_motion: str = "none", resize: str = "letterbox", unexplained: bool = False) -> FrozenEncoder:
+               ego_motion: str = "none", resize: str = "letterbox", unexplained: bool = False,
+              halted: bool = False) -> FrozenEncoder:
     """Optical-flow and trajectory statistics on a ``grid`` x ``grid`` grid; no learned weights.
     ``resize="letterbox"`` fits frames into ``image_size`` like the embedded CNN's, aspect kept: a 16:9 frame
     leaves 44 % of the input on padding, where nothing moves (the top and bottom rows of a 4 x 4 grid are 7/8
@@ -311,12 +338,15 @@ def flow_stats(image_size: int = 160, grid: int = 4, flow_method: str = "farneba
     pre = Preprocess(size=(canvas, canvas), mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5),
                      resize="letterbox" if resize == "isotropic" else resize)
     enc = FlowStatsEncoder(pre, grid, flow_method, edge_fraction, ego_motion,
-                           picture_pixels=image_size**2 if resize == "isotropic" else None, unexplained=unexplained)
+                           picture_pixels=image_size**2 if resize == "isotropic" else None, unexplained=unexplained,
+                           halted=halted)
     enc.weights_id = "none"
     enc.options = {"image_size": image_size, "grid": grid, "flow_method": flow_method, "edge_fraction": edge_fraction,
                    "cell_stats": list(enc.stats), "still_levels": STILL_LEVELS}
     if unexplained:  # absent when off, like the options below
         enc.options["unexplained_levels"] = UNEXPLAINED_LEVELS
+    if halted:
+        enc.options["halted_px"] = [MOVING_PX, RESTING_PX]
     if ego_motion != "none":  # absent when off, so the caches of existing runs keep their keys
         enc.options["ego_motion"] = ego_motion
     if resize != "letterbox":
