@@ -29,17 +29,20 @@ explains it (a rule of rigid-body physics, no model), scaled by its spread over 
     python bench/evidence_kinds.py outputs/demo --benchmarks marbles --by family --objects data/worlds-s0-n300-200 \
         --beside-weight 0.5 1
 
-``--halted BUILD`` does the same with flow_stats' ``halted`` level (texture that arrived moving and rests, where a body
-stopped; an encoder option, not in the default), read at the scorer's own flow options and averaged over cells and
-steps; ``--peak BUILD`` with the scorer's own over-predicted errors, their mean over columns at the clip's most
+``--level STAT BUILD`` does the same with one of flow_stats' optional levels (``halted``: texture that arrived moving
+and rests, where a body stopped; ``paused``: the share of steps the whole picture held between moving ones), read at
+the scorer's own flow options and averaged over cells and steps; ``--peak BUILD`` with the scorer's own over-predicted errors, their mean over columns at the clip's most
 over-predicted step (``--peak-form spike``: less the clip's median step), evidence of one moment of motion expected
 that did not happen, which the time-mean dilutes. ``--instead KIND`` also scores with the added evidence in place of
 that kind, at its weight:
 
-    python bench/evidence_kinds.py outputs/demo --benchmarks rigs --by family --halted data/worlds-s0-n300-200 \
+    python bench/evidence_kinds.py outputs/demo --benchmarks rigs --by family --level halted data/worlds-s0-n300-200 \
         --beside-weight 0.5 1 --instead level:stopped
     python bench/evidence_kinds.py outputs/demo --benchmarks rigs --by family --peak data/worlds-s0-n300-200 \
         --peak-form spike --beside-weight 0.5 1
+
+The added evidence is scaled by its spread over BUILD's plausible `train` clips, or over all of them with
+``--spread-over all`` (for evidence that no plausible clip shows, such as ``paused``).
 
 ``--scale KIND=F,...`` asks what the score would rank with one kind's head weight multiplied by each F (0 drops
 the kind), the others left as they are: a column per factor, as the head would score with those weights.
@@ -64,6 +67,7 @@ from object_rules import unexplained_end_counts
 from phyprobe.data.manifest import Manifest
 from phyprobe.encoders import from_config
 from phyprobe.encoders.dynamics import DynamicsEncoder, load_checkpoint, plausible_mask
+from phyprobe.encoders.motion import OPTIONAL_STATS
 from phyprobe.eval.metrics import pairwise_accuracy
 from phyprobe.eval.protocols import load_benchmark, violated_twin_pairs
 from phyprobe.eval.run import scorer_feature_table
@@ -127,19 +131,19 @@ class Beside:
         return {v: float(step_errors(self.encoder, f, columns).mean()) for v, f in feats.items()}
 
 
-class Halted:
-    """flow_stats' ``halted`` level of every video, at the options of the scorer's own flow statistics."""
+class Level:
+    """One of flow_stats' optional levels (:data:`OPTIONAL_STATS`) for every video, at the options of the scorer's own
+    flow statistics, with every optional level on (one extraction serves them all)."""
 
-    def __init__(self, scorer: Scorer, cache_dir: str):
+    def __init__(self, scorer: Scorer, cache_dir: str, stat: str = "halted"):
         base = getattr(scorer.encoder, "base", None)
         if base is None or base.name != "flow_stats":
-            raise SystemExit("evidence_kinds: --halted reads the scorer's flow statistics; its encoder has none")
+            raise SystemExit("evidence_kinds: --level reads the scorer's flow statistics; its encoder has none")
         o = base.options
         self.encoder = from_config("flow_stats", image_size=o["image_size"], grid=o["grid"], flow_method=o["flow_method"],
                                    edge_fraction=o["edge_fraction"], ego_motion=o.get("ego_motion", "none"),
-                                   resize=o.get("resize", "letterbox"), unexplained="unexplained" in o["cell_stats"],
-                                   halted=True)
-        self.clip, self.cache_dir, self.columns = scorer.clip, cache_dir, self.encoder.columns("halted")
+                                   resize=o.get("resize", "letterbox"), **{name: True for name in OPTIONAL_STATS})
+        self.clip, self.cache_dir, self.columns = scorer.clip, cache_dir, self.encoder.columns(stat)
 
     def __call__(self, manifest: Manifest) -> dict[str, float]:
         feats = extract_features(manifest, self.encoder, self.clip, self.cache_dir).load(manifest.videos["id"])
@@ -167,14 +171,15 @@ class Scaled:
     """Evidence beside the head's, in units of its spread over a build's plausible `train` clips, as the head
     scales each of its kinds."""
 
-    def __init__(self, raw: Callable[[Manifest], dict[str, float]], build: str | Path):
+    def __init__(self, raw: Callable[[Manifest], dict[str, float]], build: str | Path, clips: str = "plausible"):
         fitted = Manifest.load(build)
-        fitted = fitted.keep(plausible_mask(fitted.videos) & (fitted.videos["split"] == "train").to_numpy())
+        train = (fitted.videos["split"] == "train").to_numpy()
+        fitted = fitted.keep(train & plausible_mask(fitted.videos) if clips == "plausible" else train)
         self.raw = raw
         self.spread = float(np.std(list(raw(fitted).values())))
         if self.spread == 0:
-            raise SystemExit(f"evidence_kinds: the added evidence is the same on every plausible train clip of {build}, "
-                             "so it has no spread to scale by")
+            raise SystemExit(f"evidence_kinds: the added evidence is the same on every {clips} train clip of {build}, "
+                             "so it has no spread to scale by (--spread-over all reads every train clip)")
 
     def __call__(self, manifest: Manifest) -> dict[str, float]:
         return {v: x / self.spread for v, x in self.raw(manifest).items()}
@@ -235,9 +240,12 @@ def main(argv: list[str] | None = None) -> None:
     added.add_argument("--beside", type=Path, help="another dynamics checkpoint whose errors to rank alone and add to the score")
     added.add_argument("--objects", help="a build whose plausible train clips scale object_rules.py's count of bodies that "
                        "end or start unexplained: rank that count alone and add it to the score, as --beside does")
-    added.add_argument("--halted", help="the same with flow_stats' halted level, scaled by this build")
+    added.add_argument("--level", nargs=2, metavar=("STAT", "BUILD"),
+                       help=f"the same with one of flow_stats' optional levels {OPTIONAL_STATS}, scaled by BUILD")
     added.add_argument("--peak", help="the same with the peak of the scorer's over-predicted errors, scaled by this build")
     ap.add_argument("--peak-form", choices=PEAK_FORMS, default="peak")
+    ap.add_argument("--spread-over", choices=("plausible", "all"), default="plausible",
+                    help="which train clips of the build scale the added evidence")
     ap.add_argument("--instead", help="KIND: also score with the added evidence in place of this kind, at its weight")
     ap.add_argument("--beside-part", choices=BESIDE_PARTS, default="abs")
     ap.add_argument("--beside-weight", type=float, nargs="+", default=[1.0],
@@ -252,16 +260,19 @@ def main(argv: list[str] | None = None) -> None:
     beside = None
     if args.beside:
         model = Beside(args.beside, args.beside_part, args.cache_dir)
-        beside = Scaled(model.raw, model.fitted_on)
+        beside = Scaled(model.raw, model.fitted_on, args.spread_over)
     elif args.objects:
-        beside = Scaled(unexplained_end_counts, args.objects)
-    elif args.halted:
-        beside = Scaled(Halted(scorer, args.cache_dir), args.halted)
+        beside = Scaled(unexplained_end_counts, args.objects, args.spread_over)
+    elif args.level:
+        stat, build = args.level
+        if stat not in OPTIONAL_STATS:
+            raise SystemExit(f"evidence_kinds: --level takes one of flow_stats' optional levels {OPTIONAL_STATS}, got {stat!r}")
+        beside = Scaled(Level(scorer, args.cache_dir, stat), build, args.spread_over)
     elif args.peak:
-        beside = Scaled(OverPeak(scorer, args.cache_dir, args.peak_form), args.peak)
+        beside = Scaled(OverPeak(scorer, args.cache_dir, args.peak_form), args.peak, args.spread_over)
     if args.instead is not None and (beside is None or args.instead not in names):
         raise SystemExit(f"evidence_kinds: --instead replaces one of the head's kinds {names} with added evidence "
-                         "(--beside, --objects, --halted or --peak)")
+                         "(--beside, --objects, --level or --peak)")
     pd.set_option("display.width", 200)
     for name in args.benchmarks:
         bench = load_benchmark(name)

@@ -9,7 +9,7 @@ magnitude (``mag_mean``), read at the scorer's own flow options with every optio
 
     python bench/levels_motion.py outputs/demo data/rigs-s0-n200 data/worlds-s1-n200-200
 
-The features go to the feature cache (one extraction per manifest, as ``evidence_kinds.py --halted`` makes).
+The features go to the feature cache (one extraction per manifest, the one ``evidence_kinds.py --level`` makes).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from evidence_kinds import Halted
+from evidence_kinds import Level
 from scipy.stats import spearmanr
 
 from phyprobe.data.manifest import Manifest
@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
 
     scorer = Scorer.from_pretrained(args.run / "scorer" if (args.run / "scorer").is_dir() else args.run)
-    encoder = Halted(scorer, args.cache_dir).encoder  # the scorer's flow options, every level on
+    encoder = Level(scorer, args.cache_dir).encoder  # the scorer's flow options, every level on
     levels = [s for s in LEVEL_STATS if s in encoder.stats]
     rows = []
     for root in args.manifests:

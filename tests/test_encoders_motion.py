@@ -11,7 +11,7 @@ from conftest import moving_square
 from phyprobe import Scorer
 from phyprobe.encoders import from_config
 from phyprobe.encoders.motion import (CELL_STATS, STILL_LEVELS, UNEXPLAINED_LEVELS, flow_images, halted_pixels, normalise_image,
-                                      stopped_pixels, unexplained_pixels)
+                                      paused_steps, stopped_pixels, unexplained_pixels)
 from phyprobe.io.video import ClipSpec, decode_clip, write_video
 from phyprobe.training.pipeline import train
 from train_helpers import TOY, compose_train
@@ -338,6 +338,40 @@ def test_flow_stats_see_a_body_that_stops(tmp_path):
     assert h[0].max() < 0.01 and (h[1, 4:] > 0.01).all()
     assert not set(enc.columns("halted")) & set(enc.predicted_columns())  # a level, never forecast
     assert "halted_px" not in from_config("flow_stats", image_size=SIZE, grid=2).options
+
+
+def test_paused_steps_count_a_picture_that_held_and_went_on():
+    """A pause is counted, by its length, at the step that ends it; a scene that comes to rest and stays, and one
+    that starts at rest, are no pause. Held means nearly all the picture is still: changes within the still
+    tolerance, or beyond it on a few pixels (a repeated frame re-encoded), still hold; more do not."""
+    def clip(levels):
+        return np.repeat(np.asarray(levels, np.uint8)[:, None, None], 20, 1).repeat(20, 2)
+
+    assert paused_steps(clip([0, 10, 20, 20, 20, 30, 40])).tolist() == [0, 0, 0, 0, 2, 0]
+    assert paused_steps(clip([0, 10, 20, 22, 20, 30, 40])).tolist() == [0, 0, 0, 0, 2, 0]
+    assert not paused_steps(clip([0, 10, 20, 20, 20, 20, 20])).any()  # comes to rest
+    assert not paused_steps(clip([20, 20, 20, 30, 40, 50, 60])).any()  # starts at rest
+    codec = clip([0, 10, 20, 20, 20, 30, 40])
+    codec[3, 0, :4] += 9  # 1 % of the picture off by 9 levels: still held
+    assert paused_steps(codec).tolist() == [0, 0, 0, 0, 2, 0]
+    codec[3, 0, 4] += 9  # one pixel more: the picture moved into frame 3 and out of it, and did not hold
+    assert not paused_steps(codec).any()
+
+
+def test_flow_stats_see_a_picture_that_freezes(tmp_path):
+    """A textured pan through PyAV mp4s, and its twin holding frame 2 for two more frames before going on: the
+    re-encoded repeats decode as exact copies, so ``paused`` is 2 at the step that moves again, in every cell,
+    and 0 everywhere in the plain pan, whose every step changes."""
+    rng = np.random.default_rng(0)
+    texture = np.repeat(rng.integers(0, 256, (64, 160, 1), dtype=np.uint8), 3, axis=2)
+    texture = np.repeat(np.repeat(texture[::4, ::4], 4, 0), 4, 1)
+    pan = np.stack([texture[:, 4 * t : 4 * t + 64] for t in range(T)])
+    frozen = pan[[0, 1, 2, 2, 2, 3]]
+    enc = from_config("flow_stats", image_size=SIZE, grid=2, paused=True)
+    f = encode(enc, write_video(tmp_path / "pan.mp4", pan, fps=12), write_video(tmp_path / "frozen.mp4", frozen, fps=12))
+    p = f[..., enc.columns("paused")]  # (clip, step, cell); step t holds the motion into frame t
+    assert enc.stats == (*CELL_STATS, "paused") and not p[0].any()
+    assert p[1, 5].tolist() == [2.0] * 4 and not p[1, :5].any()
 
 
 def test_unexplained_pixels_are_the_change_the_flow_does_not_carry():

@@ -42,19 +42,24 @@ from .preprocess import Preprocess
 DIRECTION_BINS = 8
 # Per grid cell: mean and max flow magnitude, magnitude-weighted direction histogram, mean divergence,
 # mean curl, mean and max |Lagrangian acceleration| on textured pixels, and the share of pixels that have
-# stopped (see :func:`stopped_pixels`); with ``unexplained=True`` then the share of pixels whose change
-# the flow does not explain (see :func:`unexplained_pixels`).
+# stopped (see :func:`stopped_pixels`); then, each when asked for and in this order, the share of pixels whose
+# change the flow does not explain (``unexplained``, :func:`unexplained_pixels`), the share where a body stopped
+# (``halted``, :func:`halted_pixels`) and the steps the whole picture paused (``paused``, :func:`paused_steps`).
 CELL_STATS = ("mag_mean", "mag_max", *(f"dir{i}" for i in range(DIRECTION_BINS)), "div", "curl", "acc_mean", "acc_max",
               "stopped")
-OPTIONAL_STATS = ("unexplained", "halted")
-# Statistics that are not a measure of the motion at a step: the clip's history up to it (``stopped``) and
-# what the flow leaves out (``unexplained``). A dynamics model does not forecast them
+OPTIONAL_STATS = ("unexplained", "halted", "paused")
+# Statistics that are not a measure of the motion at a step: the clip's history up to it (``stopped``,
+# ``halted``, ``paused``) and what the flow leaves out (``unexplained``). A dynamics model does not forecast them
 # (``FlowStatsEncoder.predicted_columns``); they can reach its head as levels.
-LEVEL_STATS = ("stopped", "unexplained", "halted")
+LEVEL_STATS = ("stopped", "unexplained", "halted", "paused")
 # A pixel whose grey level moves by at most this much between frames is still. Real footage carries sensor
 # and coding noise of a few levels wherever it moves, so only a region copied from frame to frame (a frozen
 # patch, a body that stops dead in a rendered world) stays under it; a static background never moved.
 STILL_LEVELS = 3
+# A step is held when at most this share of its pixels changes by more than STILL_LEVELS: a frame repeated and
+# re-encoded is not an exact copy (up to half a percent of the pixels move by up to ~10 levels), filmed motion
+# changes a tenth or more of them
+HELD_SHARE = 0.01
 # A pixel is unexplained when its grey level, carried along the flow to the next frame, is off by more than
 # this (a tenth of the range): far above coding noise, and what a body that appears, vanishes or changes
 # shape leaves, which no displacement of the previous frame can give.
@@ -100,6 +105,25 @@ def halted_pixels(grays: np.ndarray, flow: np.ndarray, edge_fraction: float, sti
         arrived[np.clip(np.rint(ys + flow[t - 1, ys, xs, 1]), 0, h - 1).astype(int),
                 np.clip(np.rint(xs + flow[t - 1, ys, xs, 0]), 0, w - 1).astype(int)] = True
         out[t] = resting[t] & (arrived | out[t - 1])
+    return out
+
+
+def paused_steps(grays: np.ndarray, still_levels: int = STILL_LEVELS, held_share: float = HELD_SHARE) -> np.ndarray:
+    """(T-1,) per step t >= 1 of a (T, H, W) grey clip: at the first step that moves again after a pause, the
+    number of steps the pause held; 0 elsewhere. A step is held when at most ``held_share`` of the pixels change
+    by more than ``still_levels``, and a pause is held steps between moving ones: the whole picture stopped and
+    went on, as time does not in any world (a frozen or stuttering video), while a scene that comes to rest
+    stays at rest. Causal: a pause is counted at the step that ends it."""
+    changed = np.abs(grays[1:].astype(np.int16) - grays[:-1]) > still_levels
+    moving = changed.reshape(len(changed), -1).mean(1) > held_share
+    out = np.zeros(len(moving), np.float32)
+    held, moved = 0, False
+    for t, m in enumerate(moving):
+        if m:
+            out[t] = held if moved else 0
+            held, moved = 0, True
+        elif moved:
+            held += 1
     return out
 
 
@@ -234,16 +258,17 @@ def efficientnet_lite0_diff(image_size: int = 160, weights: str | None = "packag
 
 
 class FlowStatsEncoder(FrozenEncoder):
-    """A ``grid`` x ``grid`` map of its ``stats`` per step (:data:`CELL_STATS`, then ``unexplained`` when
-    asked for): (T, grid² · len(stats)), cell-major. With ``picture_pixels`` the letterbox's padding is cut
+    """A ``grid`` x ``grid`` map of its ``stats`` per step (:data:`CELL_STATS`, then the optional levels asked
+    for): (T, grid² · len(stats)), cell-major. With ``picture_pixels`` the letterbox's padding is cut
     away first and the picture resized to that many pixels (``resize="isotropic"``)."""
 
     def __init__(self, preprocess: Preprocess, grid: int, flow_method: str, edge_fraction: float, ego_motion: str = "none",
-                 picture_pixels: int | None = None, unexplained: bool = False, halted: bool = False):
+                 picture_pixels: int | None = None, unexplained: bool = False, halted: bool = False,
+                 paused: bool = False):
         super().__init__()
         self.preprocess, self.grid, self.picture_pixels = preprocess, grid, picture_pixels
         self.flow_method, self.edge_fraction, self.ego_motion = flow_method, edge_fraction, ego_motion
-        self.stats = CELL_STATS + (("unexplained",) if unexplained else ()) + (("halted",) if halted else ())
+        self.stats = CELL_STATS + tuple(s for s, on in (("unexplained", unexplained), ("halted", halted), ("paused", paused)) if on)
         self.feature_dim = grid * grid * len(self.stats)
 
     def predicted_columns(self) -> list[int]:
@@ -277,7 +302,8 @@ class FlowStatsEncoder(FrozenEncoder):
             a = vector_norm(lagrangian_acceleration(px[t - 1], px[t])) * scale
             acc[t] = a * textured(grays[t - 1], self.edge_fraction)
         shares = [stopped_pixels(grays)] + ([unexplained_pixels(grays, raw)] if "unexplained" in self.stats else []) \
-            + ([halted_pixels(grays, raw, self.edge_fraction)] if "halted" in self.stats else [])
+            + ([halted_pixels(grays, raw, self.edge_fraction)] if "halted" in self.stats else []) \
+            + ([np.broadcast_to(paused_steps(grays)[:, None, None], mag.shape)] if "paused" in self.stats else [])
         mean_maps = np.concatenate([mag[:, None], hist, div[:, None], curl[:, None], acc[:, None],
                                     *(x[:, None].astype(np.float32) for x in shares)], axis=1)
         max_maps = np.stack([mag, acc], axis=1)
@@ -310,7 +336,7 @@ class FlowStatsEncoder(FrozenEncoder):
 @register_encoder("flow_stats")
 def flow_stats(image_size: int = 160, grid: int = 4, flow_method: str = "farneback", edge_fraction: float = 0.2,
                ego_motion: str = "none", resize: str = "letterbox", unexplained: bool = False,
-              halted: bool = False) -> FrozenEncoder:
+              halted: bool = False, paused: bool = False) -> FrozenEncoder:
     """Optical-flow and trajectory statistics on a ``grid`` x ``grid`` grid; no learned weights.
     ``resize="letterbox"`` fits frames into ``image_size`` like the embedded CNN's, aspect kept: a 16:9 frame
     leaves 44 % of the input on padding, where nothing moves (the top and bottom rows of a 4 x 4 grid are 7/8
@@ -325,7 +351,11 @@ def flow_stats(image_size: int = 160, grid: int = 4, flow_method: str = "farneba
     ``ego_motion="affine"`` measures the bodies' motion relative to the view: each step's affine flow
     field (a moving camera's) is removed first, so an orbit or a handheld shake is not read as motion.
     ``unexplained=True`` adds a 16th statistic per cell, the share of pixels whose change the flow does not
-    explain (:func:`unexplained_pixels`): a change that is not a motion."""
+    explain (:func:`unexplained_pixels`): a change that is not a motion. ``halted=True`` adds the share of
+    pixels where texture that arrived moving rests (:func:`halted_pixels`: where a body stopped, without the trail
+    ``stopped`` counts behind a body on a flat-shaded picture), and ``paused=True`` the length of a pause of the
+    whole picture at the step that ends it (:func:`paused_steps`, the same in every cell). Both are options,
+    measured and not in the default (docs/results.md, "Where a body stopped, and where the picture paused")."""
     if grid < 1:
         raise ValueError(f"flow_stats: grid must be >= 1, got {grid}")
     if flow_method not in FLOW_METHODS:
@@ -339,7 +369,7 @@ def flow_stats(image_size: int = 160, grid: int = 4, flow_method: str = "farneba
                      resize="letterbox" if resize == "isotropic" else resize)
     enc = FlowStatsEncoder(pre, grid, flow_method, edge_fraction, ego_motion,
                            picture_pixels=image_size**2 if resize == "isotropic" else None, unexplained=unexplained,
-                           halted=halted)
+                           halted=halted, paused=paused)
     enc.weights_id = "none"
     enc.options = {"image_size": image_size, "grid": grid, "flow_method": flow_method, "edge_fraction": edge_fraction,
                    "cell_stats": list(enc.stats), "still_levels": STILL_LEVELS}
@@ -347,6 +377,8 @@ def flow_stats(image_size: int = 160, grid: int = 4, flow_method: str = "farneba
         enc.options["unexplained_levels"] = UNEXPLAINED_LEVELS
     if halted:
         enc.options["halted_px"] = [MOVING_PX, RESTING_PX]
+    if paused:
+        enc.options["held_share"] = HELD_SHARE
     if ego_motion != "none":  # absent when off, so the caches of existing runs keep their keys
         enc.options["ego_motion"] = ego_motion
     if resize != "letterbox":
