@@ -38,9 +38,11 @@ def encoders(image_size: int) -> dict:
         "flow_stats (DIS, isotropic)": ("flow_stats", {**px, "flow_method": "dis", "resize": "isotropic"}),
         # the default's base: one more warp per step, for the pixels the flow does not explain
         "flow_stats (DIS, squash, unexplained)": ("flow_stats", {**px, "flow_method": "dis", "resize": "squash", "unexplained": True}),
-        # and the halted level (an option): a Sobel map per frame and a splat of the moving texture per step
-        "flow_stats (DIS, squash, unexplained, halted)": ("flow_stats", {**px, "flow_method": "dis", "resize": "squash",
-                                                                         "unexplained": True, "halted": True}),
+        # and the halted and paused levels (options): a Sobel map per frame, a splat of the moving texture and a
+        # quantile of the flow per step
+        "flow_stats (DIS, squash, unexplained, halted, paused)": ("flow_stats", {**px, "flow_method": "dis", "resize": "squash",
+                                                                                 "unexplained": True, "halted": True,
+                                                                                 "paused": True}),
         "flow_stats (ego_motion affine)": ("flow_stats", {**px, "ego_motion": "affine"}),
         # Timing needs no fitted predictor: a seeded random one costs the same.
         "dynamics (flow_stats base)": ("dynamics", {"checkpoint": None, "base": {"name": "flow_stats", **px}}),

@@ -340,28 +340,36 @@ def test_flow_stats_see_a_body_that_stops(tmp_path):
     assert "halted_px" not in from_config("flow_stats", image_size=SIZE, grid=2).options
 
 
-def test_paused_steps_count_a_picture_that_held_and_went_on():
-    """A pause is counted, by its length, at the step that ends it; a scene that comes to rest and stays, and one
-    that starts at rest, are no pause. Held means nearly all the picture is still: changes within the still
-    tolerance, or beyond it on a few pixels (a repeated frame re-encoded), still hold; more do not."""
+def test_paused_steps_count_a_picture_that_held_between_fast_steps():
+    """A pause is counted, by its length, at the step that ends it, when the steps on both sides of it move fast; a
+    scene that comes to rest and stays, one that starts at rest, and a pause with a slow step on either side (a
+    body at the top of its flight) are no pause. Held means nearly all the picture is still: changes within the
+    still tolerance, or beyond it on a few pixels (a repeated frame re-encoded), still hold; more do not."""
     def clip(levels):
         return np.repeat(np.asarray(levels, np.uint8)[:, None, None], 20, 1).repeat(20, 2)
 
-    assert paused_steps(clip([0, 10, 20, 20, 20, 30, 40])).tolist() == [0, 0, 0, 0, 2, 0]
-    assert paused_steps(clip([0, 10, 20, 22, 20, 30, 40])).tolist() == [0, 0, 0, 0, 2, 0]
-    assert not paused_steps(clip([0, 10, 20, 20, 20, 20, 20])).any()  # comes to rest
-    assert not paused_steps(clip([20, 20, 20, 30, 40, 50, 60])).any()  # starts at rest
+    fast = np.array([3.0, 3.0, 0.0, 0.0, 3.0, 3.0])  # the held steps do not move
+    assert paused_steps(clip([0, 10, 20, 20, 20, 30, 40]), fast).tolist() == [0, 0, 0, 0, 2, 0]
+    assert paused_steps(clip([0, 10, 20, 22, 20, 30, 40]), fast).tolist() == [0, 0, 0, 0, 2, 0]
+    assert not paused_steps(clip([0, 10, 20, 20, 20, 20, 20]), np.array([3.0, 3, 0, 0, 0, 0])).any()  # comes to rest
+    assert not paused_steps(clip([20, 20, 20, 30, 40, 50, 60]), np.array([0.0, 0, 3, 3, 3, 3])).any()  # starts at rest
+    for slow_step in (1, 4):  # slow into the pause, or out of it
+        speed = fast.copy()
+        speed[slow_step] = 1.0
+        assert not paused_steps(clip([0, 10, 20, 20, 20, 30, 40]), speed).any()
     codec = clip([0, 10, 20, 20, 20, 30, 40])
     codec[3, 0, :4] += 9  # 1 % of the picture off by 9 levels: still held
-    assert paused_steps(codec).tolist() == [0, 0, 0, 0, 2, 0]
+    assert paused_steps(codec, fast).tolist() == [0, 0, 0, 0, 2, 0]
     codec[3, 0, 4] += 9  # one pixel more: the picture moved into frame 3 and out of it, and did not hold
-    assert not paused_steps(codec).any()
+    assert not paused_steps(codec, fast).any()
+    small = clip([0, 10, 20, 20, 20, 30, 40])
+    assert not paused_steps(small, np.full(6, 3.0)).any()  # a small body moves fast through the still-looking steps
 
 
 def test_flow_stats_see_a_picture_that_freezes(tmp_path):
-    """A textured pan through PyAV mp4s, and its twin holding frame 2 for two more frames before going on: the
-    re-encoded repeats decode as exact copies, so ``paused`` is 2 at the step that moves again, in every cell,
-    and 0 everywhere in the plain pan, whose every step changes."""
+    """A textured pan (4 px a frame) through PyAV mp4s, and its twin holding frame 2 for two more frames before
+    going on: the re-encoded repeats are held, so ``paused`` is 2 at the step that moves again, in every cell, and
+    0 everywhere in the plain pan, whose every step changes."""
     rng = np.random.default_rng(0)
     texture = np.repeat(rng.integers(0, 256, (64, 160, 1), dtype=np.uint8), 3, axis=2)
     texture = np.repeat(np.repeat(texture[::4, ::4], 4, 0), 4, 1)

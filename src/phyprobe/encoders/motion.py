@@ -60,6 +60,9 @@ STILL_LEVELS = 3
 # re-encoded is not an exact copy (up to half a percent of the pixels move by up to ~10 levels), filmed motion
 # changes a tenth or more of them
 HELD_SHARE = 0.01
+# A pause counts between steps this fast (px of the frame the flow is measured on; 1.5 % of a 160 px side), the
+# step's speed being this quantile of its flow magnitude (a body of 26 px sets it on a 160 x 160 frame)
+PAUSE_SPEED_PX, SPEED_QUANTILE = 1.5, 0.999
 # A pixel is unexplained when its grey level, carried along the flow to the next frame, is off by more than
 # this (a tenth of the range): far above coding noise, and what a body that appears, vanishes or changes
 # shape leaves, which no displacement of the previous frame can give.
@@ -108,23 +111,34 @@ def halted_pixels(grays: np.ndarray, flow: np.ndarray, edge_fraction: float, sti
     return out
 
 
-def paused_steps(grays: np.ndarray, still_levels: int = STILL_LEVELS, held_share: float = HELD_SHARE) -> np.ndarray:
-    """(T-1,) per step t >= 1 of a (T, H, W) grey clip: at the first step that moves again after a pause, the
-    number of steps the pause held; 0 elsewhere. A step is held when at most ``held_share`` of the pixels change
-    by more than ``still_levels``, and a pause is held steps between moving ones: the whole picture stopped and
-    went on, as time does not in any world (a frozen or stuttering video), while a scene that comes to rest
-    stays at rest. Causal: a pause is counted at the step that ends it."""
+def paused_steps(grays: np.ndarray, speed: np.ndarray, still_levels: int = STILL_LEVELS, held_share: float = HELD_SHARE,
+                 resting_speed: float = RESTING_PX, pause_speed: float = PAUSE_SPEED_PX) -> np.ndarray:
+    """(T-1,) per step t >= 1 of a (T, H, W) grey clip and its steps' (T-1,) speed (px): at the step that ends a
+    pause, the number of steps the pause held; 0 elsewhere. A step is held when at most ``held_share`` of the
+    pixels change by more than ``still_levels`` and it is slower than ``resting_speed`` (a small body moving
+    fast changes a small share of the picture); a pause is held steps between two steps that move at
+    ``pause_speed`` or more. The whole picture stopped at speed and went on at speed, which no body does
+    without a contact and time does not do in any world (a frozen or stuttering video). A scene that comes to
+    rest stays at rest, and a body at the top of its flight, or one that moves too little to change a share of
+    the picture, is slow on both sides. Causal: a pause is counted at the step that ends it."""
     changed = np.abs(grays[1:].astype(np.int16) - grays[:-1]) > still_levels
-    moving = changed.reshape(len(changed), -1).mean(1) > held_share
+    moving = (changed.reshape(len(changed), -1).mean(1) > held_share) | (speed >= resting_speed)
     out = np.zeros(len(moving), np.float32)
-    held, moved = 0, False
+    held, fast_before = 0, False
     for t, m in enumerate(moving):
         if m:
-            out[t] = held if moved else 0
-            held, moved = 0, True
-        elif moved:
+            if held and fast_before and speed[t] >= pause_speed:
+                out[t] = held
+            held, fast_before = 0, bool(speed[t] >= pause_speed)
+        elif fast_before:
             held += 1
     return out
+
+
+def step_speed(flow: np.ndarray, quantile: float = SPEED_QUANTILE) -> np.ndarray:
+    """(T-1,) a step's speed: the ``quantile`` of its flow magnitude over the picture, in px. A high quantile, so
+    that a body covering a few hundred pixels sets it, and not the maximum, which one smeared pixel would."""
+    return np.quantile(vector_norm(flow).reshape(len(flow), -1), quantile, axis=1)
 
 
 def unexplained_pixels(grays: np.ndarray, flow: np.ndarray, levels: int = UNEXPLAINED_LEVELS) -> np.ndarray:
@@ -303,7 +317,7 @@ class FlowStatsEncoder(FrozenEncoder):
             acc[t] = a * textured(grays[t - 1], self.edge_fraction)
         shares = [stopped_pixels(grays)] + ([unexplained_pixels(grays, raw)] if "unexplained" in self.stats else []) \
             + ([halted_pixels(grays, raw, self.edge_fraction)] if "halted" in self.stats else []) \
-            + ([np.broadcast_to(paused_steps(grays)[:, None, None], mag.shape)] if "paused" in self.stats else [])
+            + ([np.broadcast_to(paused_steps(grays, step_speed(raw))[:, None, None], mag.shape)] if "paused" in self.stats else [])
         mean_maps = np.concatenate([mag[:, None], hist, div[:, None], curl[:, None], acc[:, None],
                                     *(x[:, None].astype(np.float32) for x in shares)], axis=1)
         max_maps = np.stack([mag, acc], axis=1)
@@ -354,7 +368,7 @@ def flow_stats(image_size: int = 160, grid: int = 4, flow_method: str = "farneba
     explain (:func:`unexplained_pixels`): a change that is not a motion. ``halted=True`` adds the share of
     pixels where texture that arrived moving rests (:func:`halted_pixels`: where a body stopped, without the trail
     ``stopped`` counts behind a body on a flat-shaded picture), and ``paused=True`` the length of a pause of the
-    whole picture at the step that ends it (:func:`paused_steps`, the same in every cell). Both are options,
+    whole picture between fast steps, at the step that ends it (:func:`paused_steps`, the same in every cell). Both are options,
     measured and not in the default (docs/results.md, "Where a body stopped, and where the picture paused")."""
     if grid < 1:
         raise ValueError(f"flow_stats: grid must be >= 1, got {grid}")
@@ -378,7 +392,8 @@ def flow_stats(image_size: int = 160, grid: int = 4, flow_method: str = "farneba
     if halted:
         enc.options["halted_px"] = [MOVING_PX, RESTING_PX]
     if paused:
-        enc.options["held_share"] = HELD_SHARE
+        enc.options["pause"] = {"held_share": HELD_SHARE, "resting_px": RESTING_PX, "speed_px": PAUSE_SPEED_PX,
+                                "speed_quantile": SPEED_QUANTILE}
     if ego_motion != "none":  # absent when off, so the caches of existing runs keep their keys
         enc.options["ego_motion"] = ego_motion
     if resize != "letterbox":
