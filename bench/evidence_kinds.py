@@ -30,10 +30,11 @@ explains it (a rule of rigid-body physics, no model), scaled by its spread over 
         --beside-weight 0.5 1
 
 ``--level STAT BUILD`` does the same with one of flow_stats' optional levels (``halted``: texture that arrived moving
-and rests, where a body stopped; ``paused``: the share of steps the whole picture held between moving ones), read at
-the scorer's own flow options and averaged over cells and steps; ``--peak BUILD`` with the scorer's own over-predicted errors, their mean over columns at the clip's most
-over-predicted step (``--peak-form spike``: less the clip's median step), evidence of one moment of motion expected
-that did not happen, which the time-mean dilutes. ``--instead KIND`` also scores with the added evidence in place of
+and rests, where a body stopped; ``paused``: the steps the whole picture held between fast ones), read at the
+scorer's own flow options and averaged over cells and steps. ``--peak BUILD`` does it with the scorer's own
+over-predicted errors, their mean over columns at the clip's most over-predicted step (``--peak-form spike``: less
+the clip's median step), evidence of one moment of motion expected that did not happen, which the time-mean
+dilutes. ``--instead KIND`` also scores with the added evidence in place of
 that kind, at its weight:
 
     python bench/evidence_kinds.py outputs/demo --benchmarks rigs --by family --level halted data/worlds-s0-n300-200 \
@@ -65,7 +66,7 @@ from dynamics_surprise import step_errors
 from object_rules import unexplained_end_counts
 
 from phyprobe.data.manifest import Manifest
-from phyprobe.encoders import from_config
+from phyprobe.encoders import FrozenEncoder, from_config
 from phyprobe.encoders.dynamics import DynamicsEncoder, load_checkpoint, plausible_mask
 from phyprobe.encoders.motion import OPTIONAL_STATS
 from phyprobe.eval.metrics import pairwise_accuracy
@@ -131,19 +132,24 @@ class Beside:
         return {v: float(step_errors(self.encoder, f, columns).mean()) for v, f in feats.items()}
 
 
-class Level:
-    """One of flow_stats' optional levels (:data:`OPTIONAL_STATS`) for every video, at the options of the scorer's own
-    flow statistics, with every optional level on (one extraction serves them all)."""
+def levels_encoder(scorer: Scorer) -> FrozenEncoder:
+    """flow_stats at the options of the scorer's own flow statistics, with every optional level on (one extraction
+    serves them all)."""
+    base = getattr(scorer.encoder, "base", None)
+    if base is None or base.name != "flow_stats":
+        raise SystemExit("evidence_kinds: the optional levels are read at the scorer's flow statistics; its encoder has none")
+    o = base.options
+    return from_config("flow_stats", image_size=o["image_size"], grid=o["grid"], flow_method=o["flow_method"],
+                       edge_fraction=o["edge_fraction"], ego_motion=o.get("ego_motion", "none"),
+                       resize=o.get("resize", "letterbox"), **{name: True for name in OPTIONAL_STATS})
 
-    def __init__(self, scorer: Scorer, cache_dir: str, stat: str = "halted"):
-        base = getattr(scorer.encoder, "base", None)
-        if base is None or base.name != "flow_stats":
-            raise SystemExit("evidence_kinds: --level reads the scorer's flow statistics; its encoder has none")
-        o = base.options
-        self.encoder = from_config("flow_stats", image_size=o["image_size"], grid=o["grid"], flow_method=o["flow_method"],
-                                   edge_fraction=o["edge_fraction"], ego_motion=o.get("ego_motion", "none"),
-                                   resize=o.get("resize", "letterbox"), **{name: True for name in OPTIONAL_STATS})
-        self.clip, self.cache_dir, self.columns = scorer.clip, cache_dir, self.encoder.columns(stat)
+
+class Level:
+    """One of flow_stats' optional levels (:data:`OPTIONAL_STATS`) of every video, its mean over cells and steps."""
+
+    def __init__(self, scorer: Scorer, cache_dir: str, stat: str):
+        self.encoder, self.clip, self.cache_dir = levels_encoder(scorer), scorer.clip, cache_dir
+        self.columns = self.encoder.columns(stat)
 
     def __call__(self, manifest: Manifest) -> dict[str, float]:
         feats = extract_features(manifest, self.encoder, self.clip, self.cache_dir).load(manifest.videos["id"])
@@ -156,7 +162,8 @@ class OverPeak:
 
     def __init__(self, scorer: Scorer, cache_dir: str, form: str):
         if not getattr(scorer.encoder, "signed", False):
-            raise SystemExit("evidence_kinds: --peak needs a scorer whose errors are signed (over- and under-predicted apart)")
+            raise SystemExit("evidence_kinds: --peak needs a scorer whose errors are signed "
+                             "(over- and under-predicted apart)")
         self.scorer, self.cache_dir, self.form = scorer, cache_dir, form
 
     def __call__(self, manifest: Manifest) -> dict[str, float]:
@@ -266,7 +273,8 @@ def main(argv: list[str] | None = None) -> None:
     elif args.level:
         stat, build = args.level
         if stat not in OPTIONAL_STATS:
-            raise SystemExit(f"evidence_kinds: --level takes one of flow_stats' optional levels {OPTIONAL_STATS}, got {stat!r}")
+            raise SystemExit(f"evidence_kinds: --level takes one of flow_stats' optional levels {OPTIONAL_STATS}, "
+                             f"got {stat!r}")
         beside = Scaled(Level(scorer, args.cache_dir, stat), build, args.spread_over)
     elif args.peak:
         beside = Scaled(OverPeak(scorer, args.cache_dir, args.peak_form), args.peak, args.spread_over)

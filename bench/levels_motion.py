@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from evidence_kinds import Level
+from evidence_kinds import levels_encoder
 from scipy.stats import spearmanr
 
 from phyprobe.data.manifest import Manifest
@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
 
     scorer = Scorer.from_pretrained(args.run / "scorer" if (args.run / "scorer").is_dir() else args.run)
-    encoder = Level(scorer, args.cache_dir).encoder  # the scorer's flow options, every level on
+    encoder = levels_encoder(scorer)  # the scorer's flow options, every level on
     levels = [s for s in LEVEL_STATS if s in encoder.stats]
     rows = []
     for root in args.manifests:

@@ -282,7 +282,8 @@ class FlowStatsEncoder(FrozenEncoder):
         super().__init__()
         self.preprocess, self.grid, self.picture_pixels = preprocess, grid, picture_pixels
         self.flow_method, self.edge_fraction, self.ego_motion = flow_method, edge_fraction, ego_motion
-        self.stats = CELL_STATS + tuple(s for s, on in (("unexplained", unexplained), ("halted", halted), ("paused", paused)) if on)
+        asked = {"unexplained": unexplained, "halted": halted, "paused": paused}
+        self.stats = CELL_STATS + tuple(name for name in OPTIONAL_STATS if asked[name])
         self.feature_dim = grid * grid * len(self.stats)
 
     def predicted_columns(self) -> list[int]:
@@ -292,7 +293,7 @@ class FlowStatsEncoder(FrozenEncoder):
     def columns(self, stat: str) -> list[int]:
         """Where statistic ``stat`` sits in a step's feature vector, one column per cell."""
         if stat not in self.stats:
-            hint = " (`unexplained=True` adds it)" if stat in OPTIONAL_STATS else ""
+            hint = f" (`{stat}=True` adds it)" if stat in OPTIONAL_STATS else ""
             raise ValueError(f"{self.name}: no statistic {stat!r}{hint}; it has {self.stats}")
         return [c * len(self.stats) + self.stats.index(stat) for c in range(self.grid * self.grid)]
 
@@ -315,9 +316,10 @@ class FlowStatsEncoder(FrozenEncoder):
         for t in range(1, len(f)):  # change of motion seen when frame t+1 arrives, on frame t-1's texture
             a = vector_norm(lagrangian_acceleration(px[t - 1], px[t])) * scale
             acc[t] = a * textured(grays[t - 1], self.edge_fraction)
-        shares = [stopped_pixels(grays)] + ([unexplained_pixels(grays, raw)] if "unexplained" in self.stats else []) \
-            + ([halted_pixels(grays, raw, self.edge_fraction)] if "halted" in self.stats else []) \
-            + ([np.broadcast_to(paused_steps(grays, step_speed(raw))[:, None, None], mag.shape)] if "paused" in self.stats else [])
+        optional = {"unexplained": lambda: unexplained_pixels(grays, raw),
+                    "halted": lambda: halted_pixels(grays, raw, self.edge_fraction),
+                    "paused": lambda: np.broadcast_to(paused_steps(grays, step_speed(raw))[:, None, None], mag.shape)}
+        shares = [stopped_pixels(grays)] + [optional[name]() for name in OPTIONAL_STATS if name in self.stats]
         mean_maps = np.concatenate([mag[:, None], hist, div[:, None], curl[:, None], acc[:, None],
                                     *(x[:, None].astype(np.float32) for x in shares)], axis=1)
         max_maps = np.stack([mag, acc], axis=1)
@@ -350,7 +352,7 @@ class FlowStatsEncoder(FrozenEncoder):
 @register_encoder("flow_stats")
 def flow_stats(image_size: int = 160, grid: int = 4, flow_method: str = "farneback", edge_fraction: float = 0.2,
                ego_motion: str = "none", resize: str = "letterbox", unexplained: bool = False,
-              halted: bool = False, paused: bool = False) -> FrozenEncoder:
+               halted: bool = False, paused: bool = False) -> FrozenEncoder:
     """Optical-flow and trajectory statistics on a ``grid`` x ``grid`` grid; no learned weights.
     ``resize="letterbox"`` fits frames into ``image_size`` like the embedded CNN's, aspect kept: a 16:9 frame
     leaves 44 % of the input on padding, where nothing moves (the top and bottom rows of a 4 x 4 grid are 7/8
@@ -366,10 +368,11 @@ def flow_stats(image_size: int = 160, grid: int = 4, flow_method: str = "farneba
     field (a moving camera's) is removed first, so an orbit or a handheld shake is not read as motion.
     ``unexplained=True`` adds a 16th statistic per cell, the share of pixels whose change the flow does not
     explain (:func:`unexplained_pixels`): a change that is not a motion. ``halted=True`` adds the share of
-    pixels where texture that arrived moving rests (:func:`halted_pixels`: where a body stopped, without the trail
-    ``stopped`` counts behind a body on a flat-shaded picture), and ``paused=True`` the length of a pause of the
-    whole picture between fast steps, at the step that ends it (:func:`paused_steps`, the same in every cell). Both are options,
-    measured and not in the default (docs/results.md, "Where a body stopped, and where the picture paused")."""
+    pixels where texture that arrived moving rests (:func:`halted_pixels`: where a body stopped, without the
+    trail ``stopped`` counts behind a body on a flat-shaded picture), and ``paused=True`` the length of a pause
+    of the whole picture between fast steps, at the step that ends it (:func:`paused_steps`, the same in every
+    cell). Both are options, measured and not in the default (docs/results.md, "Where a body stopped, and where
+    the picture paused")."""
     if grid < 1:
         raise ValueError(f"flow_stats: grid must be >= 1, got {grid}")
     if flow_method not in FLOW_METHODS:
