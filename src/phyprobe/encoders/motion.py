@@ -98,7 +98,7 @@ def halted_pixels(grays: np.ndarray, flow: np.ndarray, edge_fraction: float, sti
     motion, and a body that stops dead lowers it. Only textured pixels count (:func:`textured`), at both ends:
     in a flat region the flow is smeared from the nearest edge, not measured. Causal (frames <= t only)."""
     steps, h, w = flow.shape[:3]
-    speed = np.linalg.norm(flow, axis=-1)
+    speed = vector_norm(flow)
     edges = np.stack([textured(g, edge_fraction) for g in grays])
     resting = (np.abs(grays[1:].astype(np.int16) - grays[:-1]) <= still_levels) & (speed < resting_px) & edges[1:]
     out = np.zeros((steps, h, w), dtype=bool)
