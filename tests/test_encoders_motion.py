@@ -11,7 +11,7 @@ from conftest import moving_square
 from phyprobe import Scorer
 from phyprobe.encoders import from_config
 from phyprobe.encoders.motion import (CELL_STATS, STILL_LEVELS, UNEXPLAINED_LEVELS, flow_images, halted_pixels, normalise_image,
-                                      paused_steps, stopped_pixels, unexplained_pixels)
+                                      paused_steps, step_speed, stopped_pixels, unexplained_pixels)
 from phyprobe.io.video import ClipSpec, decode_clip, write_video
 from phyprobe.training.pipeline import train
 from train_helpers import TOY, compose_train
@@ -364,6 +364,21 @@ def test_paused_steps_count_a_picture_that_held_between_fast_steps():
     assert not paused_steps(codec, fast).any()
     small = clip([0, 10, 20, 20, 20, 30, 40])
     assert not paused_steps(small, np.full(6, 3.0)).any()  # a small body moves fast through the still-looking steps
+
+
+def test_step_speed_reads_the_flow_only_where_the_picture_changed():
+    """A dense flow reads motion where nothing moved; the step's speed ignores it. A scene at rest under a flow
+    of 6 px everywhere has speed 0. A flat square of 8 x 8 px that slides 2 px a step changes two strips of
+    16 px each (where it arrives and where it leaves), 32 of 1600 pixels, more than the 0.1 % the quantile
+    leaves out: the speed is the flow there, 2 px, whatever the flow reads over the still rest."""
+    rest = np.zeros((3, 40, 40), np.uint8)
+    flow = np.full((2, 40, 40, 2), 6.0 / np.sqrt(2), np.float32)
+    assert step_speed(flow, rest).tolist() == [0.0, 0.0]
+    slide = rest.copy()
+    for t in range(3):
+        slide[t, 10:18, 10 + 2 * t : 18 + 2 * t] = 200
+    flow[:, 10:18, 8:22] = (2.0, 0.0)  # the square's flow, over its footprint and the strips it changes
+    np.testing.assert_allclose(step_speed(flow, slide), [2.0, 2.0])
 
 
 def test_flow_stats_see_a_picture_that_freezes(tmp_path):

@@ -61,7 +61,8 @@ STILL_LEVELS = 3
 # changes a tenth or more of them
 HELD_SHARE = 0.01
 # A pause counts between steps this fast (px of the frame the flow is measured on; 1.5 % of a 160 px side), the
-# step's speed being this quantile of its flow magnitude (a body of 26 px sets it on a 160 x 160 frame)
+# step's speed being this quantile of its flow magnitude where the picture changed (a body of 26 px sets it on a
+# 160 x 160 frame)
 PAUSE_SPEED_PX, SPEED_QUANTILE = 1.5, 0.999
 # A pixel is unexplained when its grey level, carried along the flow to the next frame, is off by more than
 # this (a tenth of the range): far above coding noise, and what a body that appears, vanishes or changes
@@ -77,13 +78,18 @@ FLOW_RESIZE = ("letterbox", "squash", "isotropic")
 ISOTROPIC_CANVAS = 4 / 3
 
 
+def changed_pixels(grays: np.ndarray, still_levels: int = STILL_LEVELS) -> np.ndarray:
+    """(T-1, H, W) bool per step t >= 1 of a (T, H, W) grey clip: the grey level moved by more than
+    ``still_levels`` from frame t-1 to t (the opposite of still)."""
+    return np.abs(grays[1:].astype(np.int16) - grays[:-1]) > still_levels
+
+
 def stopped_pixels(grays: np.ndarray, still_levels: int = STILL_LEVELS) -> np.ndarray:
     """(T-1, H, W) bool per step t >= 1 of a (T, H, W) grey clip: the pixel is still from frame t-1 to t
     and had changed at some earlier step of the clip. Causal (frames <= t only). It is the footprint of a
     region that freezes while it was moving, which flow statistics barely see: a stop adds no surprise to
     the next step's flow, and a frozen square under a moving camera only lowers a cell's mean a little."""
-    g = grays.astype(np.int16)
-    moving = np.abs(g[1:] - g[:-1]) > still_levels
+    moving = changed_pixels(grays, still_levels)
     moved_before = np.zeros_like(moving)
     moved_before[1:] = np.logical_or.accumulate(moving[:-1], axis=0)
     return ~moving & moved_before
@@ -100,7 +106,7 @@ def halted_pixels(grays: np.ndarray, flow: np.ndarray, edge_fraction: float, sti
     steps, h, w = flow.shape[:3]
     speed = vector_norm(flow)
     edges = np.stack([textured(g, edge_fraction) for g in grays])
-    resting = (np.abs(grays[1:].astype(np.int16) - grays[:-1]) <= still_levels) & (speed < resting_px) & edges[1:]
+    resting = ~changed_pixels(grays, still_levels) & (speed < resting_px) & edges[1:]
     out = np.zeros((steps, h, w), dtype=bool)
     for t in range(1, steps):
         ys, xs = np.nonzero((speed[t - 1] >= moving_px) & edges[t - 1])
@@ -121,7 +127,7 @@ def paused_steps(grays: np.ndarray, speed: np.ndarray, still_levels: int = STILL
     without a contact and time does not do in any world (a frozen or stuttering video). A scene that comes to
     rest stays at rest, and a body at the top of its flight, or one that moves too little to change a share of
     the picture, is slow on both sides. Causal: a pause is counted at the step that ends it."""
-    changed = np.abs(grays[1:].astype(np.int16) - grays[:-1]) > still_levels
+    changed = changed_pixels(grays, still_levels)
     moving = (changed.reshape(len(changed), -1).mean(1) > held_share) | (speed >= resting_speed)
     out = np.zeros(len(moving), np.float32)
     held, fast_before = 0, False
@@ -135,10 +141,15 @@ def paused_steps(grays: np.ndarray, speed: np.ndarray, still_levels: int = STILL
     return out
 
 
-def step_speed(flow: np.ndarray, quantile: float = SPEED_QUANTILE) -> np.ndarray:
-    """(T-1,) a step's speed: the ``quantile`` of its flow magnitude over the picture, in px. A high quantile, so
-    that a body covering a few hundred pixels sets it, and not the maximum, which one smeared pixel would."""
-    return np.quantile(vector_norm(flow).reshape(len(flow), -1), quantile, axis=1)
+def step_speed(flow: np.ndarray, grays: np.ndarray, quantile: float = SPEED_QUANTILE,
+               still_levels: int = STILL_LEVELS) -> np.ndarray:
+    """(T-1,) a step's speed, in px: the ``quantile`` over the picture of its flow magnitude where the grey level
+    changed (:func:`changed_pixels`), 0 where it did not. A high quantile, so that a body covering a few hundred
+    pixels sets it, and not the maximum, which one smeared pixel would. Only changed pixels count because a
+    dense flow also reads motion where nothing moved: on a scene at rest DIS's high quantile jumps between under
+    half a pixel and several pixels from step to step, which would bracket a rest with steps that look fast."""
+    moved = vector_norm(flow) * changed_pixels(grays, still_levels)
+    return np.quantile(moved.reshape(len(flow), -1), quantile, axis=1)
 
 
 def unexplained_pixels(grays: np.ndarray, flow: np.ndarray, levels: int = UNEXPLAINED_LEVELS) -> np.ndarray:
@@ -318,7 +329,7 @@ class FlowStatsEncoder(FrozenEncoder):
             acc[t] = a * textured(grays[t - 1], self.edge_fraction)
         optional = {"unexplained": lambda: unexplained_pixels(grays, raw),
                     "halted": lambda: halted_pixels(grays, raw, self.edge_fraction),
-                    "paused": lambda: np.broadcast_to(paused_steps(grays, step_speed(raw))[:, None, None], mag.shape)}
+                    "paused": lambda: np.broadcast_to(paused_steps(grays, step_speed(raw, grays))[:, None, None], mag.shape)}
         shares = [stopped_pixels(grays)] + [optional[name]() for name in OPTIONAL_STATS if name in self.stats]
         mean_maps = np.concatenate([mag[:, None], hist, div[:, None], curl[:, None], acc[:, None],
                                     *(x[:, None].astype(np.float32) for x in shares)], axis=1)
@@ -396,7 +407,7 @@ def flow_stats(image_size: int = 160, grid: int = 4, flow_method: str = "farneba
         enc.options["halted_px"] = [MOVING_PX, RESTING_PX]
     if paused:
         enc.options["pause"] = {"held_share": HELD_SHARE, "resting_px": RESTING_PX, "speed_px": PAUSE_SPEED_PX,
-                                "speed_quantile": SPEED_QUANTILE}
+                                "speed_quantile": SPEED_QUANTILE, "speed_where": "changed"}
     if ego_motion != "none":  # absent when off, so the caches of existing runs keep their keys
         enc.options["ego_motion"] = ego_motion
     if resize != "letterbox":
