@@ -125,6 +125,32 @@ def measure(plan: Plan, scene, plausible, severity: float, plain: Renderer, full
 PLAUSIBLE_SCENES = [sample_scene(11, i) for i in range(24)]
 
 
+def test_a_panning_camera_moves_the_picture_at_every_step_it_moves():
+    """The camera eases in and out, so near its ends it moves a fraction of a pixel a frame. A view cut at whole
+    pixels would hold still for several frames there and then jump a pixel: a stutter no camera makes, which
+    the motion statistics would learn as plausible. Seen on textured backgrounds with no body in shot, every
+    step the camera moves by 0.1 px or more changes the picture; a static camera shows the canvas unchanged."""
+    def empty(frames: int) -> Track:
+        return Track(np.zeros((frames, 0, 2)), np.zeros((frames, 0)), np.ones((frames, 0, 2)), np.ones((frames, 0)), ())
+
+    scenes = [sample_scene(0, i) for i in range(40)]
+    pans = [s for s in scenes if s.style.camera == "pan" and s.style.background in ("checker", "stripes", "noise")][:4]
+    slow_steps = 0
+    for scene in pans:
+        r = Renderer(scene, simulate(scene))
+        frames = r.render(empty(scene.num_frames)).astype(np.int16)
+        changed = (np.abs(np.diff(frames, axis=0)) > 3).any(-1).mean((1, 2))
+        step = np.diff(r.cam_px)
+        slow_steps += int(((step >= 0.1) & (step < 0.5)).sum())
+        assert (changed[step >= 0.1] > 0).all(), (scene.key, changed.round(3), step.round(2))
+    assert len(pans) == 4 and slow_steps >= 4  # the eased ends, where whole pixels would hold, are there
+    static = next(s for s in scenes if s.style.camera == "static")
+    r = Renderer(static, simulate(static))
+    r.gain = None  # the canvas as drawn, before the lighting
+    expect = np.where(r.fg_mask[:, : r.w, None], r.foreground[:, : r.w], r.background[:, : r.w])
+    assert all(np.array_equal(frame, expect) for frame in r.render(empty(2)))
+
+
 @pytest.mark.parametrize("scene", PLAUSIBLE_SCENES, ids=lambda s: s.key)
 def test_plausible_energy_never_increases(scene):
     e = simulate(scene).energy().sum(axis=1)

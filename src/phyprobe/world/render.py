@@ -3,7 +3,9 @@
 A ``Renderer`` is built once per scene (background canvas, foreground of floor/walls/ramp, lighting
 gain, camera path) and then draws every variant of that scene, so the plausible clip and its violated
 twins differ only where the bodies differ. The floor and walls are drawn over the bodies: a body
-pushed into them is hidden there, as sinking through a surface looks.
+pushed into them is hidden there, as sinking through a surface looks. Everything moves by fractions
+of a pixel, the camera too (:func:`view_at`): a view cut at whole pixels holds still between jumps of
+a pixel wherever a pan is slow, a stutter no camera makes.
 """
 
 from __future__ import annotations
@@ -74,8 +76,8 @@ class Renderer:
         self.background = _background(st.background, st.background_colours, self.h, canvas_w, rng)
         self.foreground, self.fg_mask = self._foreground(canvas_w)
         self.gain = _lighting(st.lighting, self.h, self.w, rng)
-        self.cam_px = np.round((camera_path(scene, plausible) + self.margin) * self.k).astype(int)
-        self.cam_px = np.clip(self.cam_px, 0, canvas_w - self.w)
+        self.cam_px = np.clip((camera_path(scene, plausible) + self.margin) * self.k, 0, canvas_w - self.w - 1)
+        self.fg_over = self.foreground * self.fg_mask[..., None]  # premultiplied by its coverage, for view_at
 
     def to_px(self, x: np.ndarray, y: np.ndarray, t: int) -> tuple[np.ndarray, np.ndarray]:
         """World to canvas-free frame pixels (float) at frame t."""
@@ -106,8 +108,8 @@ class Renderer:
         t_count = track.pos.shape[0]
         frames = np.empty((t_count, self.h, self.w, 3), np.uint8)
         for t in range(t_count):
-            x0 = self.cam_px[t]
-            frame = self.background[:, x0 : x0 + self.w].copy()
+            x = self.cam_px[t]
+            frame = view_at(self.background, x, self.w).round().astype(np.uint8)
             for m, b in enumerate(track.body):
                 a = track.alpha[t, m]
                 if a <= 0:
@@ -118,7 +120,8 @@ class Renderer:
                     layer = frame.copy()
                     self._draw_body(layer, track, t, m, b)
                     cv2.addWeighted(layer, float(a), frame, float(1 - a), 0.0, dst=frame)
-            np.copyto(frame, self.foreground[:, x0 : x0 + self.w], where=self.fg_mask[:, x0 : x0 + self.w, None])
+            cover = view_at(self.fg_mask.astype(np.float32)[..., None], x, self.w)
+            frame = (frame * (1 - cover) + view_at(self.fg_over, x, self.w)).round().astype(np.uint8)
             if self.gain is not None:
                 frame = cv2.multiply(frame, self.gain, dtype=cv2.CV_8U)
             frames[t] = frame
@@ -157,6 +160,16 @@ class Renderer:
             px, py = self.to_px(np.array(x + dx * c - dy * s), np.array(y + dx * s + dy * c), t)
             rad = max(ONE, int(round(0.25 * spec.radius * min(sx, sy) * self.k * ONE)))
             cv2.circle(frame, (int(round(px * ONE)), int(round(py * ONE))), rad, spec.mark_colour, -1, cv2.LINE_AA, SHIFT)
+
+
+def view_at(canvas: np.ndarray, x: float, width: int) -> np.ndarray:
+    """(H, width, C) float32: the canvas seen from left edge ``x`` (px, fractional), each pixel the mean of the
+    canvas over its footprint, as a sensor integrates a scene of flat-coloured canvas pixels: a linear blend
+    of the two whole-pixel views around ``x``. At a whole ``x`` it is the canvas' own pixels."""
+    x0 = int(math.floor(x))
+    f = np.float32(x - x0)
+    left = canvas[:, x0 : x0 + width].astype(np.float32)
+    return left if f == 0 else (1 - f) * left + f * canvas[:, x0 + 1 : x0 + 1 + width].astype(np.float32)
 
 
 def _background(kind: str, colours, h: int, w: int, rng: np.random.Generator) -> np.ndarray:
