@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import pickle
 
 import numpy as np
@@ -116,3 +117,27 @@ def test_unreadable_videos_are_reported_excluded_and_not_retried(tmp_path):
     write_video(tmp_path / "m" / "v" / "s0_violated.mp4", np.full((8, 32, 48, 3), 90, np.uint8), fps=12)
     extract_features(m, enc, CLIP, tmp_path / "cache", batch_size=2, num_workers=0, trainer_kwargs=CPU)
     assert "s0_violated" in cache.done_ids() and set(shard_contents(cache)) == set(m.videos["id"]) - {"notes"}
+
+
+def test_a_video_replaced_under_its_id_is_encoded_again(tmp_path):
+    """A world build drawn again by new code keeps its ids and paths; features of the old bytes must not be
+    served for the new ones. A file whose bytes changed is taken out of its shard and encoded again (the same
+    features as a cold extraction of the new file); a file only touched (new mtime, same bytes) and the
+    untouched ones keep their features, and every id stays in exactly one shard."""
+    m = toy_manifest_at(tmp_path / "m", num_scenes=3)
+    enc = tiny_encoder()
+    cache = extract_features(m, enc, CLIP, tmp_path / "cache", batch_size=2, num_workers=0, trainer_kwargs=CPU, shard_size=2)
+    before = shard_contents(cache)
+    path = {v: m.video_path(p) for v, p in zip(m.videos["id"], m.videos["path"])}
+    replaced, touched = "s1_plausible", "s2_plausible"
+    write_video(path[replaced], np.random.default_rng(1).integers(0, 256, (8, 32, 48, 3), np.uint8), fps=12)
+    os.utime(path[touched], ns=(1, 1))
+    assert cache.changed_ids(path) == {replaced}
+
+    extract_features(m, enc, CLIP, tmp_path / "cache", batch_size=2, num_workers=0, trainer_kwargs=CPU, shard_size=2)
+    after = shard_contents(cache)
+    cold = shard_contents(extract_features(m, enc, CLIP, tmp_path / "cold", batch_size=2, num_workers=0, trainer_kwargs=CPU))
+    assert sorted(after) == sorted(before) and not cache.changed_ids(path)
+    np.testing.assert_array_equal(after[replaced], cold[replaced])
+    assert not np.array_equal(after[replaced], before[replaced])
+    assert_same_features({k: v for k, v in after.items() if k != replaced}, {k: v for k, v in before.items() if k != replaced})

@@ -11,13 +11,16 @@ Layout of one cache directory::
     shard-r00-000000.tar              webdataset shard: <key>.feats.npy, <key>.times.npy, <key>.json
     shard-r00-000000.ids.json         ids in that shard (written before the tar is renamed into place)
     failures-r00.jsonl                videos that could not be decoded, with the reason
-    content-r00.jsonl                 sha256 of each published video's file, so equal bytes are encoded once
+    content-r00.jsonl                 sha256 (and size, mtime) of each published video's file when it was encoded:
+                                      equal bytes are encoded once, and a file replaced since is encoded again
     lock-r00                          held (flock) by the process writing rank 0's shards
 
 A shard becomes visible only by an atomic rename once complete, so a killed extraction leaves no
 half shard and a rerun re-extracts exactly the videos that are missing. The ``.tar.tmp`` a killed
 writer leaves behind is deleted by the next writer of that rank, which holds the rank's lock and so
-knows nobody else is still writing it. Shards are plain (uncompressed) tars, which lets
+knows nobody else is still writing it. A video whose file changed after it was encoded (a world build
+drawn again by new code, under the same ids) is taken out of its shard and encoded again, never served
+from the old bytes. Shards are plain (uncompressed) tars, which lets
 :mod:`.table` read any one video's features in place with a single ``pread``.
 """
 
@@ -99,17 +102,57 @@ class FeatureCache:
         """
         return {vid for vid, r in self.failures().items() if vid in paths and r.get("stat", False) == file_stat(paths[vid])}
 
-    def content_index(self) -> dict[str, str]:
-        """sha256 of a file's bytes -> a published id with those bytes."""
-        done = self.done_ids()
-        out: dict[str, str] = {}
+    def content_records(self) -> dict[str, dict]:
+        """id -> the record of the file it was encoded from (its latest: ``sha256``, and ``stat`` when written)."""
+        out: dict[str, dict] = {}
         for f in sorted(self.dir.glob("content-*.jsonl")):
             for line in f.read_text().splitlines():
                 if line.strip():
                     r = json.loads(line)
-                    if r["id"] in done:
-                        out.setdefault(r["sha256"], r["id"])
+                    out[r["id"]] = r
         return out
+
+    def content_index(self) -> dict[str, str]:
+        """sha256 of a file's bytes -> a published id with those bytes."""
+        done = self.done_ids()
+        out: dict[str, str] = {}
+        for vid, r in self.content_records().items():
+            if vid in done:
+                out.setdefault(r["sha256"], vid)
+        return out
+
+    def changed_ids(self, paths: dict[str, Path]) -> set[str]:
+        """Published ids among ``paths`` whose file is not the one they were encoded from: its size or mtime
+        moved and its bytes differ, or no record says what it was (a cache written before records were kept)."""
+        records, changed = self.content_records(), set()
+        for vid in self.done_ids() & paths.keys():
+            r = records.get(vid)
+            if r is None or (r.get("stat") != file_stat(paths[vid]) and r["sha256"] != content_hash(paths[vid])):
+                changed.add(vid)
+        return changed
+
+    def forget(self, ids: set[str]) -> None:
+        """Take ``ids`` out of the published shards, each shard rewritten without them under its rank's lock
+        (tar first, then its id list, each by an atomic rename), so they are encoded again."""
+        for tar in self.shards():
+            listed = json.loads(tar.with_suffix(".ids.json").read_text())
+            if not ids & set(listed):
+                continue
+            keep = [v for v in listed if v not in ids]
+            with open(self.dir / f"lock-{tar.name.split('-')[1]}", "a") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                if keep:
+                    tmp = str(tar) + ".tmp"
+                    wanted = {sample_key(v) for v in keep}
+                    with wds.TarWriter(tmp) as w:
+                        for sample in wds.WebDataset([str(tar)], shardshuffle=False, empty_check=False):
+                            if sample["__key__"] in wanted:
+                                w.write({k: v for k, v in sample.items() if k == "__key__" or not k.startswith("__")})
+                    os.replace(tmp, tar)
+                    _atomic_write_text(tar.with_suffix(".ids.json"), json.dumps(keep))
+                else:
+                    tar.with_suffix(".ids.json").unlink()  # unpublished first: a tar without its list is never read
+                    tar.unlink()
 
     def writer(self, rank: int = 0, shard_size: int = 256, flush_seconds: float | None = None) -> "ShardWriter":
         self.prepare()
@@ -204,8 +247,10 @@ class ShardWriter:
     def _path(self) -> Path:
         return self.dir / f"shard-r{self.rank:02d}-{self._seq:06d}.tar"
 
-    def write(self, video_id: str, feats: torch.Tensor | np.ndarray, times: np.ndarray, content: str | None = None) -> None:
-        """``content``: sha256 of the video file, recorded so the same bytes are never encoded twice."""
+    def write(self, video_id: str, feats: torch.Tensor | np.ndarray, times: np.ndarray, content: str | None = None,
+              stat: list[int] | None = None) -> None:
+        """``content``: sha256 of the video file, and ``stat`` its (size, mtime) when read, recorded so the same
+        bytes are never encoded twice and a file replaced since is noticed (:meth:`FeatureCache.changed_ids`)."""
         if video_id in self._published:
             return
         if self._sink is None:
@@ -223,7 +268,7 @@ class ShardWriter:
         self._ids.append(video_id)
         self._published.add(video_id)
         if content is not None:
-            self._content.append({"id": video_id, "sha256": content})
+            self._content.append({"id": video_id, "sha256": content, "stat": stat})
         late = self.flush_seconds is not None and time.monotonic() - self._opened >= self.flush_seconds
         if len(self._ids) >= self.shard_size or late:
             self.flush()

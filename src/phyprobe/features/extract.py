@@ -22,7 +22,7 @@ from ..data.manifest import Manifest
 from ..encoders import FrozenEncoder
 from ..errors import UserError, user_error_line
 from ..io.video import ClipSpec, VideoDecodeError
-from .cache import FeatureCache, content_hash
+from .cache import FeatureCache, content_hash, file_stat
 
 log = logging.getLogger(__name__)
 
@@ -126,8 +126,8 @@ class ShardWriterCallback(BasePredictionWriter):
             log.warning("could not read %s (%s): %s", vid, path, reason)
         if prediction["feats"] is not None:
             for vid, f, t in zip(prediction["ids"], prediction["feats"], prediction["times"]):
-                for cid, _, digest in self.copies[vid]:
-                    self._writer.write(cid, f, t.numpy(), content=digest)
+                for cid, cpath, digest in self.copies[vid]:
+                    self._writer.write(cid, f, t.numpy(), content=digest, stat=file_stat(Path(cpath)))
                     self.num_written += 1
 
     def on_predict_end(self, trainer, pl_module):
@@ -169,6 +169,11 @@ def extract_features(
     cache = FeatureCache(cache_root, encoder.describe(), clip, manifest.root, dtype)
     cache.prepare()
     paths = {v: manifest.video_path(p) for v, p in zip(manifest.videos["id"], manifest.videos["path"])}
+    changed = cache.changed_ids(paths)
+    if changed:
+        log.warning("%s: %d videos changed since they were encoded (%s, ...); encoding them again", cache.dir, len(changed),
+                    paths[min(changed)])
+        cache.forget(changed)
     skip = cache.done_ids() | cache.known_failures(paths)
     todo = [(v, p) for v, p in paths.items() if v not in skip]
     if not todo:
@@ -210,13 +215,15 @@ def _derive_from_base(cache: FeatureCache, base_cache: FeatureCache, encoder: Fr
     read from the base's cache: the base is encoded once for every model fitted on it. A video the base
     could not read fails here too, with the base's reason."""
     want = dict(todo)
-    failures = base_cache.failures()
+    failures, records = base_cache.failures(), base_cache.content_records()
     log.info("deriving %d videos' %s features from %s", len(todo), encoder.name, base_cache.dir)
     w = cache.writer(shard_size=shard_size, flush_seconds=flush_seconds)
     try:
         for s in base_cache.iter_samples():
             if s["id"] in want:
-                w.write(s["id"], encoder.derive(torch.from_numpy(s["feats"])), s["times"])
+                r = records.get(s["id"], {})  # the video's, so a changed file is noticed here too
+                w.write(s["id"], encoder.derive(torch.from_numpy(s["feats"])), s["times"], content=r.get("sha256"),
+                        stat=r.get("stat"))
         for vid, path in todo:
             if vid in failures:
                 w.fail(vid, str(path), failures[vid]["reason"])
@@ -228,7 +235,7 @@ def _share_content(cache: FeatureCache, todo: list[tuple[str, Path]], shard_size
                    ) -> tuple[list[tuple[str, Path]], dict[str, list[tuple[str, str, str | None]]]]:
     """Split ``todo`` into one representative per distinct content (to encode) and its copies;
     ids whose content is already cached under another id get those features now."""
-    digests = {v: content_hash(p) for v, p in todo}
+    digests, paths = {v: content_hash(p) for v, p in todo}, dict(todo)
     cached = cache.content_index()
     reuse = {v: cached[d] for v, d in digests.items() if d is not None and d in cached}
     if reuse:
@@ -236,7 +243,7 @@ def _share_content(cache: FeatureCache, todo: list[tuple[str, Path]], shard_size
         w = cache.writer(shard_size=shard_size, flush_seconds=flush_seconds)
         try:
             for v, src in reuse.items():
-                w.write(v, feats[src]["feats"], feats[src]["times"], content=digests[v])
+                w.write(v, feats[src]["feats"], feats[src]["times"], content=digests[v], stat=file_stat(paths[v]))
         finally:
             w.close()
         log.info("%d videos have the same content as cached ones: copied, not encoded", len(reuse))
