@@ -135,12 +135,13 @@ class FeatureCache:
         """Take ``ids`` out of the published shards, each shard rewritten without them under its rank's lock
         (tar first, then its id list, each by an atomic rename), so they are encoded again."""
         for tar in self.shards():
-            listed = json.loads(tar.with_suffix(".ids.json").read_text())
-            if not ids & set(listed):
+            if not ids & set(json.loads(tar.with_suffix(".ids.json").read_text())):
                 continue
-            keep = [v for v in listed if v not in ids]
             with open(self.dir / f"lock-{tar.name.split('-')[1]}", "a") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)
+                if not tar.with_suffix(".ids.json").exists():  # another process forgot them first
+                    continue
+                keep = [v for v in json.loads(tar.with_suffix(".ids.json").read_text()) if v not in ids]
                 if keep:
                     tmp = str(tar) + ".tmp"
                     wanted = {sample_key(v) for v in keep}
