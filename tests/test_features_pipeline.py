@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -33,9 +34,13 @@ def test_warm_cache_run_decodes_nothing_and_trains_identically(tmp_path):
     m = toy_manifest_at(tmp_path / "m", num_scenes=6)
     cold = _train(m.root, tmp_path / "cache", tmp_path / "cold")
     # Every video becomes undecodable (still present, so the manifest's file check passes): any
-    # decode on the warm run would now record a failure and exclude the video.
+    # decode on the warm run would now record a failure and exclude the video. Size and mtime are kept,
+    # which is how the cache tells a file it encoded from a replaced one without reading it
+    # (test_features_cache.py changes a file's bytes and sees it encoded again).
     for p in (m.root / "v").glob("*.mp4"):
-        p.write_bytes(b"not a video any more")
+        st = p.stat()
+        p.write_bytes(b"not a video any more".ljust(st.st_size, b"!"))
+        os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
     warm = _train(m.root, tmp_path / "cache", tmp_path / "warm")
     pd.testing.assert_frame_equal(cold, warm)
     (cache_dir,) = (tmp_path / "cache").iterdir()
