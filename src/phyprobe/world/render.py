@@ -77,7 +77,11 @@ class Renderer:
         self.foreground, self.fg_mask = self._foreground(canvas_w)
         self.gain = _lighting(st.lighting, self.h, self.w, rng)
         self.cam_px = np.clip((camera_path(scene, plausible) + self.margin) * self.k, 0, canvas_w - self.w - 1)
-        self.fg_over = self.foreground * self.fg_mask[..., None]  # premultiplied by its coverage, for view_at
+        # float once, not per frame, for view_at: the canvas, the floor and walls' coverage, and their colour
+        # premultiplied by it
+        self._canvas = self.background.astype(np.float32)
+        self._cover = self.fg_mask.astype(np.float32)[..., None]
+        self._fg_over = self.foreground * self._cover
 
     def to_px(self, x: np.ndarray, y: np.ndarray, t: int) -> tuple[np.ndarray, np.ndarray]:
         """World to canvas-free frame pixels (float) at frame t."""
@@ -109,7 +113,7 @@ class Renderer:
         frames = np.empty((t_count, self.h, self.w, 3), np.uint8)
         for t in range(t_count):
             x = self.cam_px[t]
-            frame = view_at(self.background, x, self.w).round().astype(np.uint8)
+            frame = view_at(self._canvas, x, self.w).round().astype(np.uint8)
             for m, b in enumerate(track.body):
                 a = track.alpha[t, m]
                 if a <= 0:
@@ -120,8 +124,8 @@ class Renderer:
                     layer = frame.copy()
                     self._draw_body(layer, track, t, m, b)
                     cv2.addWeighted(layer, float(a), frame, float(1 - a), 0.0, dst=frame)
-            cover = view_at(self.fg_mask.astype(np.float32)[..., None], x, self.w)
-            frame = (frame * (1 - cover) + view_at(self.fg_over, x, self.w)).round().astype(np.uint8)
+            cover = view_at(self._cover, x, self.w)
+            frame = (frame * (1 - cover) + view_at(self._fg_over, x, self.w)).round().astype(np.uint8)
             if self.gain is not None:
                 frame = cv2.multiply(frame, self.gain, dtype=cv2.CV_8U)
             frames[t] = frame
@@ -163,13 +167,13 @@ class Renderer:
 
 
 def view_at(canvas: np.ndarray, x: float, width: int) -> np.ndarray:
-    """(H, width, C) float32: the canvas seen from left edge ``x`` (px, fractional), each pixel the mean of the
-    canvas over its footprint, as a sensor integrates a scene of flat-coloured canvas pixels: a linear blend
-    of the two whole-pixel views around ``x``. At a whole ``x`` it is the canvas' own pixels."""
+    """(H, width, C) of a float32 (H, W, C) canvas seen from left edge ``x`` (px, fractional), each pixel the mean
+    of the canvas over its footprint, as a sensor integrates a scene of flat-coloured canvas pixels: a linear
+    blend of the two whole-pixel views around ``x``. At a whole ``x`` it is the canvas' own pixels (a view)."""
     x0 = int(math.floor(x))
     f = np.float32(x - x0)
-    left = canvas[:, x0 : x0 + width].astype(np.float32)
-    return left if f == 0 else (1 - f) * left + f * canvas[:, x0 + 1 : x0 + 1 + width].astype(np.float32)
+    left = canvas[:, x0 : x0 + width]
+    return left if f == 0 else (1 - f) * left + f * canvas[:, x0 + 1 : x0 + 1 + width]
 
 
 def _background(kind: str, colours, h: int, w: int, rng: np.random.Generator) -> np.ndarray:
