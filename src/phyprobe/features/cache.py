@@ -104,12 +104,16 @@ class FeatureCache:
 
     def content_records(self) -> dict[str, dict]:
         """id -> the record of the file it was encoded from (its latest: ``sha256``, and ``stat`` when written)."""
-        out: dict[str, dict] = {}
+        return {vid: r for vid, (r, _) in self._latest_records().items()}
+
+    def _latest_records(self) -> dict[str, tuple[dict, Path]]:
+        """id -> (its latest content record, the content file that holds it)."""
+        out: dict[str, tuple[dict, Path]] = {}
         for f in sorted(self.dir.glob("content-*.jsonl")):
             for line in f.read_text().splitlines():
                 if line.strip():
                     r = json.loads(line)
-                    out[r["id"]] = r
+                    out[r["id"]] = (r, f)
         return out
 
     def content_index(self) -> dict[str, str]:
@@ -123,12 +127,24 @@ class FeatureCache:
 
     def changed_ids(self, paths: dict[str, Path]) -> set[str]:
         """Published ids among ``paths`` whose file is not the one they were encoded from: its size or mtime
-        moved and its bytes differ, or no record says what it was (a cache written before records were kept)."""
-        records, changed = self.content_records(), set()
+        moved and its bytes differ, or no record says what it was (a cache written before records were kept).
+        A file whose bytes still match has its record renewed with its stat, so the next run need not read it."""
+        records, changed, renewed = self._latest_records(), set(), {}
         for vid in self.done_ids() & paths.keys():
-            r = records.get(vid)
-            if r is None or (r.get("stat") != file_stat(paths[vid]) and r["sha256"] != content_hash(paths[vid])):
+            r, source = records.get(vid, (None, None))
+            stat_now = file_stat(paths[vid])
+            if r is None:
                 changed.add(vid)
+            elif r.get("stat") != stat_now:
+                if r["sha256"] != content_hash(paths[vid]):
+                    changed.add(vid)
+                else:
+                    renewed.setdefault(source, []).append({**r, "stat": stat_now})
+        for source, rows in renewed.items():  # appended to the record's own file, so the renewal is the latest
+            with open(self.dir / f"lock-{source.stem.split('-')[1]}", "a") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                with open(source, "a", encoding="utf-8") as f:
+                    f.write("".join(json.dumps(r) + "\n" for r in rows))
         return changed
 
     def forget(self, ids: set[str]) -> None:
