@@ -34,9 +34,11 @@ STATISTICS = {"mean": lambda e: e.mean(), "max": lambda e: e.max()}
 
 
 def step_errors(encoder: DynamicsEncoder, feats: np.ndarray, columns: slice = slice(None)) -> torch.Tensor:
-    """(T - context,) the mean of the encoder's error ``columns`` at each step its model predicts, from one
-    clip's cached base features; the first ``context`` steps only repeat the first error and are left out."""
-    return encoder.derive(torch.from_numpy(feats))[encoder.predictor.context:, columns].mean(-1)
+    """(T - context - after,) the mean of the encoder's error ``columns`` at each step its model predicts, from one
+    clip's cached base features; the first ``context`` and last ``after`` steps only repeat an error and are left out."""
+    p = encoder.predictor
+    err = encoder.derive(torch.from_numpy(feats))
+    return err[p.context : len(err) - p.after, columns].mean(-1)
 
 
 def main() -> None:

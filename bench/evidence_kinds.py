@@ -158,7 +158,8 @@ class Level:
 
 class OverPeak:
     """The scorer's over-predicted errors, averaged over columns per step, at the clip's most over-predicted step
-    (``spike``: less its median step). The first ``context`` steps only repeat the first error and are left out."""
+    (``spike``: less its median step). The first ``context`` and last ``after`` steps only repeat an error and are
+    left out."""
 
     def __init__(self, scorer: Scorer, cache_dir: str, form: str):
         if not getattr(scorer.encoder, "signed", False):
@@ -169,7 +170,7 @@ class OverPeak:
     def __call__(self, manifest: Manifest) -> dict[str, float]:
         feats, kept = scorer_feature_table(self.scorer, manifest, self.cache_dir, {})
         predictor = self.scorer.encoder.predictor
-        over = feats[:, predictor.context :, : predictor.dim].float().mean(-1).numpy()
+        over = feats[:, predictor.context : feats.shape[1] - predictor.after, : predictor.dim].float().mean(-1).numpy()
         peak = over.max(1) - (np.median(over, 1) if self.form == "spike" else 0.0)
         return dict(zip(kept.videos["id"], peak.tolist()))
 

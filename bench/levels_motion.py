@@ -9,6 +9,11 @@ magnitude (``mag_mean``), read at the scorer's own flow options with every optio
 
     python bench/levels_motion.py outputs/demo data/rigs-s0-n200 data/worlds-s1-n200-200
 
+``--dynamics CKPT ...`` adds each dynamics model's clip-mean |prediction error| (``evidence_kinds.py --beside``'s
+``abs``), e.g. the demo's forecaster beside a model that fills a masked step in (``predictor.after``):
+
+    python bench/levels_motion.py outputs/demo data/rigs-s0-n200 --dynamics outputs/demo/dynamics .cache/dynamics/infill3
+
 The features go to the feature cache (one extraction per manifest, the one ``evidence_kinds.py --level`` makes).
 """
 
@@ -19,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from evidence_kinds import levels_encoder
+from evidence_kinds import Beside, levels_encoder
 from scipy.stats import spearmanr
 
 from phyprobe.data.manifest import Manifest
@@ -34,11 +39,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("run", type=Path, help="a run directory (its scorer/ is read) or a scorer directory")
     ap.add_argument("manifests", nargs="+")
     ap.add_argument("--cache-dir", default=".cache/features")
+    ap.add_argument("--dynamics", type=Path, nargs="+", default=[],
+                    help="dynamics checkpoints whose clip-mean |prediction error| to correlate with the motion too")
     args = ap.parse_args(argv)
 
     scorer = Scorer.from_pretrained(args.run / "scorer" if (args.run / "scorer").is_dir() else args.run)
     encoder = levels_encoder(scorer)  # the scorer's flow options, every level on
     levels = [s for s in LEVEL_STATS if s in encoder.stats]
+    models = {f"errors:{ckpt}": Beside(ckpt, "abs", args.cache_dir) for ckpt in args.dynamics}
     rows = []
     for root in args.manifests:
         manifest = Manifest.load(root)
@@ -46,11 +54,14 @@ def main(argv: list[str] | None = None) -> None:
         feats = extract_features(manifest, encoder, scorer.clip, args.cache_dir).load(manifest.videos["id"])
         means = pd.DataFrame({stat: {v: float(np.asarray(f)[:, encoder.columns(stat)].mean()) for v, f in feats.items()}
                               for stat in ("mag_mean", *levels)})
+        for name, model in models.items():
+            means[name] = pd.Series(model.raw(manifest))
         means["source"] = manifest.videos.set_index("id")["source"].reindex(means.index)
         for source, g in means.groupby("source"):
             rows.append({"manifest": root, "source": source, "n": len(g),
-                         **{stat: spearmanr(g[stat], g["mag_mean"])[0] for stat in levels}})
-    print("Spearman correlation of each level with the clip's mean flow magnitude, plausible clips")
+                         **{stat: spearmanr(g[stat], g["mag_mean"])[0] for stat in (*levels, *models)}})
+    print("Spearman correlation of each level (and dynamics model's error) with the clip's mean flow magnitude, "
+          "plausible clips")
     print(pd.DataFrame(rows).round(2).to_string(index=False))
 
 

@@ -142,6 +142,39 @@ def test_signed_errors_put_a_stop_in_the_over_predicted_half():
     torch.testing.assert_close(over + under, plain.derive(clip))
 
 
+def test_an_infilling_predictor_fills_smooth_motion_in_and_flags_a_jump(tmp_path):
+    """With steps after the predicted one (``after``) and no learned correction, the predictor fills a step in as
+    the mean of its neighbours: a feature that changes at a steady rate is filled in exactly where a forecast
+    misses it by the rate at every step, and a one-step jump is missed at the jump and its two neighbours. The
+    first ``context`` and last ``after`` steps repeat an error, and a checkpoint keeps ``after``."""
+    spec = {"name": "flow_stats", "image_size": 32, "grid": 2}
+    fill = from_config("dynamics", checkpoint=None, base=spec, include_base=False, base_dtype="float32", after=2)
+    forecast = from_config("dynamics", checkpoint=None, base=spec, include_base=False, base_dtype="float32")
+    for e in (fill, forecast):
+        for p in e.predictor.net[-1].parameters():
+            torch.nn.init.zeros_(p)
+    k, d, cols = fill.predictor.context, fill.predictor.dim, fill.predictor.columns
+    assert fill.options["after"] == 2 and "after" not in forecast.options and fill.fingerprint() != forecast.fingerprint()
+    T = 12
+    ramp = torch.zeros(T, fill.base.feature_dim)
+    ramp[:, cols] = fill.predictor.mean + fill.predictor.std * 0.5 * torch.arange(float(T))[:, None]
+    assert fill.predictor.errors(ramp[None]).shape == (1, T - k - 2, d)
+    torch.testing.assert_close(fill.derive(ramp), torch.zeros(T, d))
+    torch.testing.assert_close(forecast.derive(ramp), torch.full((T, d), 0.5))
+    jump = torch.zeros(T, fill.base.feature_dim)
+    jump[:, cols] = fill.predictor.mean
+    jump[6, cols[0]] += 4 * fill.predictor.std[0]  # feature 0 leaves its level for one step
+    err = fill.derive(jump)[:, 0]
+    torch.testing.assert_close(err, torch.tensor([0, 0, 0, 0, 0, 2, 4, 2, 0, 0, 0, 0.0]))  # steps 3..9 predicted
+    with pytest.raises(ValueError, match="leave nothing to predict"):
+        fill.predictor.errors(ramp[None, : k + 2])
+    from phyprobe.encoders.dynamics import load_checkpoint, save_checkpoint
+    save_checkpoint(tmp_path / "fill", fill.predictor, fill.base, {"num_frames": T + 1})
+    _, loaded, _ = load_checkpoint(tmp_path / "fill")
+    assert loaded.after == 2
+    torch.testing.assert_close(loaded.errors(jump[None]), fill.predictor.errors(jump[None]))
+
+
 def test_patience_stops_after_the_best_epoch_and_keeps_the_same_model():
     """Stopping early is the same computation up to the stop: with a patience longer than any wait between two
     new lowest validation losses of the full run, the kept predictor is the full run's, bit for bit; a

@@ -45,23 +45,28 @@ MOTION_FLOOR = 0.1  # standardised units added to the motion scale: a still clip
 
 
 class NextStepPredictor(nn.Module):
-    """MLP from the ``context`` previous standardised steps to the next one, as a residual on the last.
+    """MLP from the ``context`` previous standardised steps to the next one, as a residual on the last; or, with
+    ``after`` > 0, from ``context`` steps before a step and ``after`` steps after it to that step, as a residual on
+    the mean of its two neighbours (a masked step filled in, V-JEPA's masked prediction in time rather than a
+    forecast: smooth motion, which a forecast misses in proportion to its speed, is filled in almost exactly, and a
+    discontinuity is not).
 
     It reads the base features' ``columns`` (all of them by default): a base may hold statistics that
     describe the clip's history rather than its motion at a step (flow_stats' ``stopped``), which are not
     forecast (:func:`predicted_columns`)."""
 
-    def __init__(self, dim: int, context: int = 3, hidden: int = 256, columns: list[int] | None = None):
+    def __init__(self, dim: int, context: int = 3, hidden: int = 256, columns: list[int] | None = None, after: int = 0):
         super().__init__()
-        if context < 1 or hidden < 1:
-            raise ValueError(f"context and hidden must be >= 1, got context={context}, hidden={hidden}")
+        if context < 1 or hidden < 1 or after < 0:
+            raise ValueError(f"context and hidden must be >= 1 and after >= 0, got context={context}, hidden={hidden}, "
+                             f"after={after}")
         if columns is not None and len(columns) != dim:
             raise ValueError(f"dynamics: {len(columns)} columns for a predictor of {dim} features")
-        self.dim, self.context, self.hidden = dim, context, hidden
+        self.dim, self.context, self.hidden, self.after = dim, context, hidden, after
         self.register_buffer("columns", torch.arange(dim) if columns is None else torch.as_tensor(columns, dtype=torch.long))
         self.register_buffer("mean", torch.zeros(dim))
         self.register_buffer("std", torch.ones(dim))
-        self.net = nn.Sequential(nn.Linear(context * dim, hidden), nn.GELU(), nn.Linear(hidden, hidden), nn.GELU(),
+        self.net = nn.Sequential(nn.Linear((context + after) * dim, hidden), nn.GELU(), nn.Linear(hidden, hidden), nn.GELU(),
                                  nn.Linear(hidden, dim))
 
     def fit_standardisation(self, steps: torch.Tensor) -> None:
@@ -76,21 +81,36 @@ class NextStepPredictor(nn.Module):
         return (z[..., self.columns].float() - self.mean) / self.std
 
     def errors(self, z: torch.Tensor) -> torch.Tensor:
-        """Signed prediction errors (B, T - context, dim) of raw base features (B, T, D_base)."""
-        k = self.context
-        if z.shape[1] <= k:
-            raise ValueError(f"dynamics: {z.shape[1]} steps leave nothing to predict after a context of {k}")
+        """Signed prediction errors (B, T - context - after, dim) of raw base features (B, T, D_base): steps
+        ``context`` to ``T - after - 1``."""
+        k, a = self.context, self.after
+        if z.shape[1] <= k + a:
+            raise ValueError(f"dynamics: {z.shape[1]} steps leave nothing to predict between a context of {k} "
+                             f"steps before and {a} after")
         s = self.standardise(z)
-        windows = s.unfold(1, k, 1)[:, :-1]  # (B, T-k, dim, k): steps t-k .. t-1 for each target t
-        pred = s[:, k - 1 : -1] + self.net(windows.transpose(-1, -2).flatten(2))
-        return pred - s[:, k:]
+        n = s.shape[1] - k - a  # steps predicted
+        before = s.unfold(1, k, 1)[:, :n]  # (B, n, dim, k): steps t-k .. t-1 for each target t
+        if a:
+            later = s[:, k + 1 :].unfold(1, a, 1)  # (B, n, dim, a): steps t+1 .. t+a
+            windows = torch.cat([before, later], dim=-1)
+            anchor = 0.5 * (s[:, k - 1 : k - 1 + n] + s[:, k + 1 : k + 1 + n])
+        else:
+            windows, anchor = before, s[:, k - 1 : -1]
+        pred = anchor + self.net(windows.transpose(-1, -2).flatten(2))
+        return pred - s[:, k : k + n]
 
     def persistence_errors(self, z: torch.Tensor) -> torch.Tensor:
-        """What predicting "no change" would miss, (B, T - context, dim): the step-to-step change of the
+        """What predicting "no change" would miss, (B, T - context - after, dim): the step-to-step change of the
         standardised features at the steps :meth:`errors` predicts. Its size is how much the clip moves."""
         s = self.standardise(z)
-        k = self.context
-        return s[:, k - 1 : -1] - s[:, k:]
+        k, n = self.context, s.shape[1] - self.context - self.after
+        return s[:, k - 1 : k - 1 + n] - s[:, k : k + n]
+
+    def pad(self, err: torch.Tensor) -> torch.Tensor:
+        """Per-step errors back to every step: the first ``context`` repeat the first error, the last ``after``
+        the last one."""
+        err = pad_first(err, self.context)
+        return torch.cat([err, err[:, -1:].expand(-1, self.after, -1)], dim=1) if self.after else err
 
 
 def predicted_columns(base: FrozenEncoder) -> list[int]:
@@ -102,13 +122,14 @@ def predicted_columns(base: FrozenEncoder) -> list[int]:
 
 def fit_predictor(train: list[torch.Tensor], val: list[torch.Tensor], context: int = 3, hidden: int = 256,
                   epochs: int = 200, lr: float = 1e-3, weight_decay: float = 1e-2, batch_size: int = 256,
-                  seed: int = 0, patience: int | None = None, columns: list[int] | None = None
+                  seed: int = 0, patience: int | None = None, columns: list[int] | None = None, after: int = 0
                   ) -> tuple[NextStepPredictor, list[dict]]:
     """Fit on plausible (T, D) sequences with the L1 loss (V-JEPA's); the epoch with the lowest validation
     loss is kept (training loss when there is no validation clip). ``patience``: stop once that many epochs
     have passed without a new lowest loss (None: run every epoch); the epochs before the stop are the same
     computation either way, so the kept model only differs if a later epoch would have been lower.
-    ``columns``: which base features to forecast (all by default). Returns the predictor and the history."""
+    ``columns``: which base features to forecast (all by default); ``after``: steps after the predicted one that
+    it reads (0: a forecast). Returns the predictor and the history."""
     if patience is not None and patience < 1:
         raise ValueError(f"dynamics: patience must be >= 1 epoch or None, got {patience}")
     if not train:
@@ -117,7 +138,7 @@ def fit_predictor(train: list[torch.Tensor], val: list[torch.Tensor], context: i
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         dim = train[0].shape[-1] if columns is None else len(columns)
-        model = NextStepPredictor(dim, context, hidden, columns)
+        model = NextStepPredictor(dim, context, hidden, columns, after)
     model.fit_standardisation(torch.cat([z.float() for z in train]))
     tr, va = torch.stack([z.float() for z in train]), torch.stack([z.float() for z in val]) if val else None
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
@@ -154,7 +175,7 @@ def save_checkpoint(out_dir: str | Path, predictor: NextStepPredictor, base: Fro
         "format": FORMAT,
         "base": {"name": base.name, "kwargs": base.factory_kwargs, "fingerprint": base.fingerprint()},
         "feature_dim": predictor.dim, "context": predictor.context, "hidden": predictor.hidden,
-        "clip": clip, **(extra or {}),
+        **({"after": predictor.after} if predictor.after else {}), "clip": clip, **(extra or {}),
     })
     return out
 
@@ -176,7 +197,7 @@ def load_checkpoint(path: str | Path) -> tuple[FrozenEncoder, NextStepPredictor,
     if base.fingerprint() != cfg["base"]["fingerprint"]:
         raise ValueError(f"{cfg_file}: base encoder {base.name!r} rebuilt here differs from the one the predictor was "
                          f"fitted on (fingerprint {base.fingerprint()} != {cfg['base']['fingerprint']})")
-    predictor = NextStepPredictor(cfg["feature_dim"], cfg["context"], cfg["hidden"])
+    predictor = NextStepPredictor(cfg["feature_dim"], cfg["context"], cfg["hidden"], after=cfg.get("after", 0))
     predictor.load_state_dict(load_file(str(weights)))
     if predictor.columns.tolist() != predicted_columns(base):
         raise ValueError(f"{cfg_file}: the predictor forecasts base columns other than those {base.name!r} marks as forecast")
@@ -242,7 +263,7 @@ class DynamicsEncoder(FrozenEncoder):
         # happened unexpectedly (a jump): a violation that removes motion is less surprising on average than
         # its plausible twin, and a non-negative head needs the two signs apart to count it
         err = torch.cat([err.clamp(min=0), (-err).clamp(min=0)], dim=-1) if self.signed else err.abs()
-        err = pad_first(err, self.predictor.context)
+        err = self.predictor.pad(err)
         out = torch.cat([err, self.predictor.standardise(z)], dim=-1) if self.include_base else err
         if self.levels:  # each named statistic's mean over the frame's cells, as measured
             out = torch.cat([out, *(z[..., cols].mean(-1, keepdim=True) for cols in self.level_columns)], dim=-1)
@@ -258,13 +279,14 @@ class DynamicsEncoder(FrozenEncoder):
 @register_encoder("dynamics")
 def dynamics(checkpoint: str | None = DEFAULT_CHECKPOINT, include_base: bool = True, base: dict | None = None,
              context: int = 3, hidden: int = 256, base_dtype: str = "float16", normalise: str = "none",
-             signed: bool = False, levels: list[str] | tuple[str, ...] = ()) -> FrozenEncoder:
+             signed: bool = False, levels: list[str] | tuple[str, ...] = (), after: int = 0) -> FrozenEncoder:
     """Per step: |next-step prediction error| of the base features (D), or with ``signed`` its over- and
     under-predicted parts (2D: predicted minus actual where positive, then actual minus predicted), then,
     with ``include_base``, the standardised base features (D). ``checkpoint``: a directory written by
     ``train_dynamics.py``; None builds a random-initialised (seeded) predictor over ``base`` ({"name": ..., **options}), for tests,
     as ``weights=None`` does for the other entries. ``base``, ``context`` and ``hidden`` come from the
-    checkpoint when there is one. ``base_dtype``: the storage dtype of the base features (the feature
+    checkpoint when there is one, as does ``after`` (steps after the predicted one the predictor reads: 0 forecasts,
+    more fills a masked step in). ``base_dtype``: the storage dtype of the base features (the feature
     cache's), which the predictor reads. ``normalise``: how errors are scaled by the clip's own motion
     (:data:`NORMALISATIONS`). ``levels``: names of base statistics (flow_stats' ``CELL_STATS``) appended
     per step as they are, averaged over the cells (1 each)."""
@@ -280,15 +302,15 @@ def dynamics(checkpoint: str | None = DEFAULT_CHECKPOINT, include_base: bool = T
         cols = predicted_columns(base_enc)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(0)
-            predictor = NextStepPredictor(len(cols), context, hidden, cols)
+            predictor = NextStepPredictor(len(cols), context, hidden, cols, after)
         weights_id = "random"
     enc = DynamicsEncoder(base_enc, predictor.eval(), include_base, base_dtype, normalise, signed, tuple(levels))
     enc.weights_id = weights_id
     enc.options = {"base": base_enc.describe(), "context": predictor.context, "hidden": predictor.hidden,
                    "include_base": include_base, "base_dtype": base_dtype}
     # absent when off, so scorers exported and features cached before these options existed stay valid
-    enc.options.update({k: v for k, v in (("normalise", normalise), ("signed", signed), ("levels", list(levels)))
-                        if v not in ("none", False, [])})
+    enc.options.update({k: v for k, v in (("normalise", normalise), ("signed", signed), ("levels", list(levels)),
+                                          ("after", predictor.after)) if v not in ("none", False, [], 0)})
     return enc
 
 

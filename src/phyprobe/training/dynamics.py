@@ -57,7 +57,8 @@ def train_dynamics(cfg: DictConfig) -> dict:
     p = cfg.predictor
     predictor, history = fit_predictor(train, val, context=p.context, hidden=p.hidden, epochs=p.epochs, lr=p.lr,
                                        weight_decay=p.weight_decay, batch_size=p.batch_size, seed=cfg.seed,
-                                       patience=p.get("patience"), columns=predicted_columns(base))
+                                       patience=p.get("patience"), columns=predicted_columns(base),
+                                       after=p.get("after", 0))
     best = min(history, key=lambda h: h["val_l1"])
     summary = {"num_train_clips": len(train), "num_val_clips": len(val), "skipped": skipped_train + skipped_val,
                "best_epoch": best["epoch"], "val_l1": best["val_l1"], "train_l1": best["train_l1"],
