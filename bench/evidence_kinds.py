@@ -10,7 +10,8 @@ kind, so its ranking is the kind's), and by the exported score, per source and p
     python bench/evidence_kinds.py outputs/demo --manifest data/worlds-s1-n200-200 \\
         --benchmarks world_test world3d_test real_footage_unseen --split train val test
 
-Same-scene accuracy at severity >= --severe, raw values, ties half credit; n is the number of pairs. The
+Same-scene accuracy at severity >= --severe, raw values, ties half credit; n is the number of pairs; a last row
+gives each column's single-video AUROC, violated against plausible clips of every severity. The
 features come from the feature cache (extracted once, as `eval.py` does). Reads no labels beyond the
 benchmarks' own, and fits nothing: choose variants on builds no run trained on.
 
@@ -42,6 +43,13 @@ that kind, at its weight:
     python bench/evidence_kinds.py outputs/demo --benchmarks rigs --by family --peak data/worlds-s0-n300-200 \
         --peak-form spike --beside-weight 0.5 1
 
+``--residual CKPT`` does it with that dynamics model's clip-mean |error| beyond what the clip's amount of motion
+explains (``MotionResidual``: log error less a line in log motion, fitted on the plausible `train` clips of the
+build the model was fitted on; ``--residual-motion median`` takes the median step's motion instead of the mean):
+
+    python bench/evidence_kinds.py outputs/demo --benchmarks rigs --by family --residual outputs/demo/dynamics \
+        --beside-weight 0.5 1 --instead errors
+
 The added evidence is scaled by its spread over BUILD's plausible `train` clips, or over all of them with
 ``--spread-over all`` (for evidence that no plausible clip shows, such as ``paused``).
 
@@ -69,8 +77,8 @@ from phyprobe.data.manifest import Manifest
 from phyprobe.encoders import FrozenEncoder, from_config
 from phyprobe.encoders.dynamics import DynamicsEncoder, load_checkpoint, plausible_mask
 from phyprobe.encoders.motion import OPTIONAL_STATS
-from phyprobe.eval.metrics import pairwise_accuracy
-from phyprobe.eval.protocols import load_benchmark, violated_twin_pairs
+from phyprobe.eval.metrics import auroc, pairwise_accuracy
+from phyprobe.eval.protocols import load_benchmark, video_table, violated_twin_pairs
 from phyprobe.eval.run import scorer_feature_table
 from phyprobe.features.extract import extract_features
 from phyprobe.io.video import ClipSpec
@@ -130,6 +138,35 @@ class Beside:
         half = self.predictor.dim  # a signed encoder's over-predicted columns, then its under-predicted ones
         columns = {"abs": slice(None), "over": slice(None, half), "under": slice(half, None)}[self.part]
         return {v: float(step_errors(self.encoder, f, columns).mean()) for v, f in feats.items()}
+
+
+class MotionResidual:
+    """A dynamics model's clip-mean |error| beyond what the clip's amount of motion explains: log error less a + b *
+    log(mean flow magnitude), the line fitted by least squares on the plausible `train` clips of the build the model
+    was fitted on. Over plausible clips the errors follow the motion at Spearman 0.85-0.95 (``levels_motion.py
+    --dynamics``); what is left is surprise a clip's motion does not account for, whichever way the violation moved it."""
+
+    FLOOR = 1e-3  # px: a still clip's log magnitude stays finite
+    MOTION = {"mean": lambda steps: steps.mean(), "median": np.median}  # of the steps' frame-mean flow magnitude
+
+    def __init__(self, checkpoint: Path, cache_dir: str, motion: str = "mean"):
+        self.model, self.cache_dir, self.motion = Beside(checkpoint, "abs", cache_dir), cache_dir, self.MOTION[motion]
+        self.columns = self.model.base.columns("mag_mean")
+        fitted = Manifest.load(self.model.fitted_on)
+        fitted = fitted.keep((fitted.videos["split"] == "train").to_numpy() & plausible_mask(fitted.videos))
+        err, mag = self.logs(fitted)
+        self.slope, self.intercept = np.polyfit(mag, err, 1)
+
+    def logs(self, manifest: Manifest) -> tuple[np.ndarray, np.ndarray]:
+        errors = self.model.raw(manifest)
+        feats = extract_features(manifest, self.model.base, self.model.clip, self.cache_dir).load(list(errors))
+        mag = [float(self.motion(np.asarray(feats[v], dtype=np.float64)[:, self.columns].mean(1))) for v in errors]
+        return np.log(list(errors.values())), np.log(np.asarray(mag) + self.FLOOR)
+
+    def __call__(self, manifest: Manifest) -> dict[str, float]:
+        err, mag = self.logs(manifest)
+        ids = list(self.model.raw(manifest))
+        return dict(zip(ids, (err - (self.intercept + self.slope * mag)).tolist()))
 
 
 def levels_encoder(scorer: Scorer) -> FrozenEncoder:
@@ -235,6 +272,17 @@ def accuracy_table(pairs: pd.DataFrame, columns: dict[str, dict[str, float]], by
     return table.loc[[*(i for i in table.index if i != "all"), "all"]]
 
 
+def auroc_row(manifest: Manifest, columns: dict[str, dict[str, float]]) -> dict[str, float]:
+    """Each column's single-video AUROC, violated clips against plausible ones (every severity, as the protocol
+    reports it), and their number: a kind of evidence that only ranks twins leaves this near 0.5."""
+    row = {}
+    for col, values in columns.items():
+        vt = video_table(manifest, values)
+        pv = vt[vt["variant"].isin(["plausible", "violated"])]
+        row[col] = auroc((pv["variant"] == "violated").to_numpy(), pv["score"].to_numpy())
+    return {**row, "n": len(pv)}
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("run", type=Path, help="a run directory (its scorer/ is read) or a scorer directory")
@@ -251,7 +299,11 @@ def main(argv: list[str] | None = None) -> None:
     added.add_argument("--level", nargs=2, metavar=("STAT", "BUILD"),
                        help=f"the same with one of flow_stats' optional levels {OPTIONAL_STATS}, scaled by BUILD")
     added.add_argument("--peak", help="the same with the peak of the scorer's over-predicted errors, scaled by this build")
+    added.add_argument("--residual", type=Path, help="the same with this dynamics checkpoint's errors beyond what the clip's "
+                       "motion explains (MotionResidual), scaled by the build it was fitted on")
     ap.add_argument("--peak-form", choices=PEAK_FORMS, default="peak")
+    ap.add_argument("--residual-motion", choices=tuple(MotionResidual.MOTION), default="mean",
+                    help="the clip's motion --residual regresses on: the mean or the median step's")
     ap.add_argument("--spread-over", choices=("plausible", "all"), default="plausible",
                     help="which train clips of the build scale the added evidence")
     ap.add_argument("--instead", help="KIND: also score with the added evidence in place of this kind, at its weight")
@@ -279,9 +331,13 @@ def main(argv: list[str] | None = None) -> None:
         beside = Scaled(Level(scorer, args.cache_dir, stat), build, args.spread_over)
     elif args.peak:
         beside = Scaled(OverPeak(scorer, args.cache_dir, args.peak_form), args.peak, args.spread_over)
+    elif args.residual:
+        residual = MotionResidual(args.residual, args.cache_dir, args.residual_motion)
+        print(f"log error = {residual.intercept:.3f} + {residual.slope:.3f} x log motion on the plausible train clips")
+        beside = Scaled(residual, residual.model.fitted_on, args.spread_over)
     if args.instead is not None and (beside is None or args.instead not in names):
         raise SystemExit(f"evidence_kinds: --instead replaces one of the head's kinds {names} with added evidence "
-                         "(--beside, --objects, --level or --peak)")
+                         "(--beside, --objects, --level, --peak or --residual)")
     pd.set_option("display.width", 200)
     for name in args.benchmarks:
         bench = load_benchmark(name)
@@ -311,7 +367,9 @@ def main(argv: list[str] | None = None) -> None:
         pairs = pairs[pairs["severity_a"] >= args.severe]
         print(f"\n{name} ({bench.manifest}, splits {bench.split}; {len(manifest.videos) - len(ids)} unreadable videos "
               f"left out): same-scene accuracy at severity >= {args.severe:g} by {args.by}")
-        print(accuracy_table(pairs, columns, args.by).round(3).to_string())
+        table = accuracy_table(pairs, columns, args.by)
+        table.loc["AUROC, one video"] = auroc_row(kept, columns)
+        print(table.round(3).to_string())
 
 
 if __name__ == "__main__":
