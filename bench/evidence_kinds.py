@@ -219,9 +219,11 @@ class Scaled:
     def __init__(self, raw: Callable[[Manifest], dict[str, float]], build: str | Path, clips: str = "plausible"):
         fitted = Manifest.load(build)
         train = (fitted.videos["split"] == "train").to_numpy()
-        fitted = fitted.keep(train & plausible_mask(fitted.videos) if clips == "plausible" else train)
+        self.fitted = fitted.keep(train & plausible_mask(fitted.videos) if clips == "plausible" else train)
         self.raw = raw
-        self.spread = float(np.std(list(raw(fitted).values())))
+        values = list(raw(self.fitted).values())
+        self.spread = float(np.std(values))
+        self.centre = float(np.median(values)) / self.spread if self.spread else 0.0
         if self.spread == 0:
             raise SystemExit(f"evidence_kinds: the added evidence is the same on every {clips} train clip of {build}, "
                              "so it has no spread to scale by (--spread-over all reads every train clip)")
@@ -311,6 +313,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--beside-weight", type=float, nargs="+", default=[1.0],
                     help="its weight in the sum, in units of the head's mean weight (one column per value)")
     ap.add_argument("--scale", help="KIND=F[,F...]: also score with that kind's head weight times each factor F")
+    ap.add_argument("--stronger", action="store_true",
+                    help="also score each clip by the larger of the score and the added evidence, each less its median "
+                         "and over its spread on the plausible train clips the evidence is scaled by")
     args = ap.parse_args(argv)
 
     scorer_dir = args.run / "scorer" if (args.run / "scorer").is_dir() else args.run
@@ -338,6 +343,12 @@ def main(argv: list[str] | None = None) -> None:
     if args.instead is not None and (beside is None or args.instead not in names):
         raise SystemExit(f"evidence_kinds: --instead replaces one of the head's kinds {names} with added evidence "
                          "(--beside, --objects, --level, --peak or --residual)")
+    if args.stronger:
+        if beside is None:
+            raise SystemExit("evidence_kinds: --stronger compares the score with added evidence (--beside, --objects, "
+                             "--level, --peak or --residual)")
+        _, fitted_score = kind_scores(scorer, scorer_feature_table(scorer, beside.fitted, args.cache_dir, {})[0])
+        stronger = (float(np.median(fitted_score)), float(np.std(fitted_score)))
     pd.set_option("display.width", 200)
     for name in args.benchmarks:
         bench = load_benchmark(name)
@@ -358,6 +369,9 @@ def main(argv: list[str] | None = None) -> None:
             mean_weight = float(scorer.head.monotone.weights().detach().mean())
             for w in args.beside_weight:
                 columns[f"score+{w:g}x"] = {v: columns["score"][v] + w * mean_weight * extra[v] for v in ids}
+            if args.stronger:
+                centre, spread = stronger
+                columns["stronger"] = {v: max((columns["score"][v] - centre) / spread, extra[v] - beside.centre) for v in ids}
             if args.instead is not None:
                 k = names.index(args.instead)
                 w = float(scorer.head.monotone.weights().detach()[k])
