@@ -45,7 +45,9 @@ that kind, at its weight:
 
 ``--residual CKPT`` does it with that dynamics model's clip-mean |error| beyond what the clip's amount of motion
 explains (``MotionResidual``: log error less a line in log motion, fitted on the plausible `train` clips of the
-build the model was fitted on; ``--residual-motion median`` takes the median step's motion instead of the mean):
+build the model was fitted on; ``--residual-motion median`` takes the median step's motion instead of the mean).
+``--stronger`` also scores each clip by the larger of the score and the added evidence, each less its median and over
+its spread on those plausible clips (a clip is as implausible as its stronger evidence):
 
     python bench/evidence_kinds.py outputs/demo --benchmarks rigs --by family --residual outputs/demo/dynamics \
         --beside-weight 0.5 1 --instead errors
