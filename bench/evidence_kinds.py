@@ -50,7 +50,7 @@ build the model was fitted on; ``--residual-motion median`` takes the median ste
 its spread on those plausible clips (a clip is as implausible as its stronger evidence):
 
     python bench/evidence_kinds.py outputs/demo --benchmarks rigs --by family --residual outputs/demo/dynamics \
-        --beside-weight 0.5 1 --instead errors
+        --beside-weight 0.5 1 --instead errors --stronger
 
 The added evidence is scaled by its spread over BUILD's plausible `train` clips, or over all of them with
 ``--spread-over all`` (for evidence that no plausible clip shows, such as ``paused``).
