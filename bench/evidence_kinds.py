@@ -156,18 +156,18 @@ class MotionResidual:
         self.columns = self.model.base.columns("mag_mean")
         fitted = Manifest.load(self.model.fitted_on)
         fitted = fitted.keep((fitted.videos["split"] == "train").to_numpy() & plausible_mask(fitted.videos))
-        err, mag = self.logs(fitted)
+        _, err, mag = self.logs(fitted)
         self.slope, self.intercept = np.polyfit(mag, err, 1)
 
-    def logs(self, manifest: Manifest) -> tuple[np.ndarray, np.ndarray]:
+    def logs(self, manifest: Manifest) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """The videos, their log clip-mean error and their log motion."""
         errors = self.model.raw(manifest)
         feats = extract_features(manifest, self.model.base, self.model.clip, self.cache_dir).load(list(errors))
         mag = [float(self.motion(np.asarray(feats[v], dtype=np.float64)[:, self.columns].mean(1))) for v in errors]
-        return np.log(list(errors.values())), np.log(np.asarray(mag) + self.FLOOR)
+        return list(errors), np.log(list(errors.values())), np.log(np.asarray(mag) + self.FLOOR)
 
     def __call__(self, manifest: Manifest) -> dict[str, float]:
-        err, mag = self.logs(manifest)
-        ids = list(self.model.raw(manifest))
+        ids, err, mag = self.logs(manifest)
         return dict(zip(ids, (err - (self.intercept + self.slope * mag)).tolist()))
 
 

@@ -48,8 +48,8 @@ class NextStepPredictor(nn.Module):
     """MLP from the ``context`` previous standardised steps to the next one, as a residual on the last; or, with
     ``after`` > 0, from ``context`` steps before a step and ``after`` steps after it to that step, as a residual on
     the mean of its two neighbours (a masked step filled in, V-JEPA's masked prediction in time rather than a
-    forecast: smooth motion, which a forecast misses in proportion to its speed, is filled in almost exactly, and a
-    discontinuity is not).
+    forecast: a steady ramp, which a forecast misses at every step by its rate, is filled in exactly, and a
+    discontinuity is not; on flow statistics the two miss about as much, docs/results.md, "A masked step filled in").
 
     It reads the base features' ``columns`` (all of them by default): a base may hold statistics that
     describe the clip's history rather than its motion at a step (flow_stats' ``stopped``), which are not
