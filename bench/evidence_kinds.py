@@ -45,7 +45,8 @@ that kind, at its weight:
 
 ``--residual CKPT`` does it with that dynamics model's clip-mean |error| beyond what the clip's amount of motion
 explains (``MotionResidual``: log error less a line in log motion, fitted on the plausible `train` clips of the
-build the model was fitted on; ``--residual-motion median`` takes the median step's motion instead of the mean).
+build the model was fitted on; ``--residual-motion median`` takes the median step's motion instead of the mean;
+``--residual-beyond Q`` counts only its part above its Q quantile over those clips).
 ``--stronger`` also scores each clip by the larger of the score and the added evidence, each less its median and over
 its spread on those plausible clips (a clip is as implausible as its stronger evidence):
 
@@ -151,13 +152,16 @@ class MotionResidual:
     FLOOR = 1e-3  # px: a still clip's log magnitude stays finite
     MOTION = {"mean": lambda steps: steps.mean(), "median": np.median}  # of the steps' frame-mean flow magnitude
 
-    def __init__(self, checkpoint: Path, cache_dir: str, motion: str = "mean"):
+    def __init__(self, checkpoint: Path, cache_dir: str, motion: str = "mean", beyond: float | None = None):
         self.model, self.cache_dir, self.motion = Beside(checkpoint, "abs", cache_dir), cache_dir, self.MOTION[motion]
         self.columns = self.model.base.columns("mag_mean")
         fitted = Manifest.load(self.model.fitted_on)
         fitted = fitted.keep((fitted.videos["split"] == "train").to_numpy() & plausible_mask(fitted.videos))
         _, err, mag = self.logs(fitted)
         self.slope, self.intercept = np.polyfit(mag, err, 1)
+        # ``beyond``: only the part above this quantile of the plausible clips' residuals counts, so a clip within the
+        # plausible range adds nothing and the score ranks it as before
+        self.floor = None if beyond is None else float(np.quantile(err - (self.intercept + self.slope * mag), beyond))
 
     def logs(self, manifest: Manifest) -> tuple[list[str], np.ndarray, np.ndarray]:
         """The videos, their log clip-mean error and their log motion."""
@@ -168,7 +172,10 @@ class MotionResidual:
 
     def __call__(self, manifest: Manifest) -> dict[str, float]:
         ids, err, mag = self.logs(manifest)
-        return dict(zip(ids, (err - (self.intercept + self.slope * mag)).tolist()))
+        residual = err - (self.intercept + self.slope * mag)
+        if self.floor is not None:
+            residual = np.maximum(residual - self.floor, 0.0)
+        return dict(zip(ids, residual.tolist()))
 
 
 def levels_encoder(scorer: Scorer) -> FrozenEncoder:
@@ -308,6 +315,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--peak-form", choices=PEAK_FORMS, default="peak")
     ap.add_argument("--residual-motion", choices=tuple(MotionResidual.MOTION), default="mean",
                     help="the clip's motion --residual regresses on: the mean or the median step's")
+    ap.add_argument("--residual-beyond", type=float, metavar="Q",
+                    help="count only the residual above its Q quantile over the plausible train clips (e.g. 0.95)")
     ap.add_argument("--spread-over", choices=("plausible", "all"), default="plausible",
                     help="which train clips of the build scale the added evidence")
     ap.add_argument("--instead", help="KIND: also score with the added evidence in place of this kind, at its weight")
@@ -339,7 +348,7 @@ def main(argv: list[str] | None = None) -> None:
     elif args.peak:
         beside = Scaled(OverPeak(scorer, args.cache_dir, args.peak_form), args.peak, args.spread_over)
     elif args.residual:
-        residual = MotionResidual(args.residual, args.cache_dir, args.residual_motion)
+        residual = MotionResidual(args.residual, args.cache_dir, args.residual_motion, args.residual_beyond)
         print(f"log error = {residual.intercept:.3f} + {residual.slope:.3f} x log motion on the plausible train clips")
         beside = Scaled(residual, residual.model.fitted_on, args.spread_over)
     if args.instead is not None and (beside is None or args.instead not in names):
