@@ -131,16 +131,24 @@ class Beside:
         self.encoder = DynamicsEncoder(self.base, self.predictor.eval(), include_base=False, signed=part != "abs")
         self.fitted_on = cfg["fit"]["manifest"]
 
-    def raw(self, manifest: Manifest) -> dict[str, float]:
+    def base_features(self, manifest: Manifest) -> dict[str, np.ndarray]:
+        """Every video's base features, extracted into the cache if they are not there yet."""
         cache = extract_features(manifest, self.base, self.clip, self.cache_dir)
         feats = cache.load(manifest.videos["id"])
         missing = set(manifest.videos["id"]) - set(feats)
         if missing:
             raise SystemExit(f"evidence_kinds: {len(missing)} videos of {manifest.root} have no {self.base.name} features "
                              f"(unreadable: see {cache.dir})")
+        return feats
+
+    def errors(self, feats: dict[str, np.ndarray]) -> dict[str, float]:
+        """Each video's clip-mean error of the chosen part, from its base features."""
         half = self.predictor.dim  # a signed encoder's over-predicted columns, then its under-predicted ones
         columns = {"abs": slice(None), "over": slice(None, half), "under": slice(half, None)}[self.part]
         return {v: float(step_errors(self.encoder, f, columns).mean()) for v, f in feats.items()}
+
+    def raw(self, manifest: Manifest) -> dict[str, float]:
+        return self.errors(self.base_features(manifest))
 
 
 class MotionResidual:
@@ -153,7 +161,7 @@ class MotionResidual:
     MOTION = {"mean": lambda steps: steps.mean(), "median": np.median}  # of the steps' frame-mean flow magnitude
 
     def __init__(self, checkpoint: Path, cache_dir: str, motion: str = "mean", beyond: float | None = None):
-        self.model, self.cache_dir, self.motion = Beside(checkpoint, "abs", cache_dir), cache_dir, self.MOTION[motion]
+        self.model, self.motion = Beside(checkpoint, "abs", cache_dir), self.MOTION[motion]
         self.columns = self.model.base.columns("mag_mean")
         fitted = Manifest.load(self.model.fitted_on)
         fitted = fitted.keep((fitted.videos["split"] == "train").to_numpy() & plausible_mask(fitted.videos))
@@ -165,8 +173,8 @@ class MotionResidual:
 
     def logs(self, manifest: Manifest) -> tuple[list[str], np.ndarray, np.ndarray]:
         """The videos, their log clip-mean error and their log motion."""
-        errors = self.model.raw(manifest)
-        feats = extract_features(manifest, self.model.base, self.model.clip, self.cache_dir).load(list(errors))
+        feats = self.model.base_features(manifest)
+        errors = self.model.errors(feats)
         mag = [float(self.motion(np.asarray(feats[v], dtype=np.float64)[:, self.columns].mean(1))) for v in errors]
         return list(errors), np.log(list(errors.values())), np.log(np.asarray(mag) + self.FLOOR)
 

@@ -34,6 +34,8 @@ import os
 import re
 import stat
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable
 
@@ -141,8 +143,7 @@ class FeatureCache:
                 else:
                     renewed.setdefault(source, []).append({**r, "stat": stat_now})
         for source, rows in renewed.items():  # appended to the record's own file, so the renewal is the latest
-            with open(self.dir / f"lock-{source.stem.split('-')[1]}", "a") as lock:
-                fcntl.flock(lock, fcntl.LOCK_EX)
+            with rank_lock(self.dir, rank_of(source)):
                 with open(source, "a", encoding="utf-8") as f:
                     f.write("".join(json.dumps(r) + "\n" for r in rows))
         return changed
@@ -153,8 +154,7 @@ class FeatureCache:
         for tar in self.shards():
             if not ids & set(json.loads(tar.with_suffix(".ids.json").read_text())):
                 continue
-            with open(self.dir / f"lock-{tar.name.split('-')[1]}", "a") as lock:
-                fcntl.flock(lock, fcntl.LOCK_EX)
+            with rank_lock(self.dir, rank_of(tar)):
                 if not tar.with_suffix(".ids.json").exists():  # another process forgot them first
                     continue
                 keep = [v for v in json.loads(tar.with_suffix(".ids.json").read_text()) if v not in ids]
@@ -200,6 +200,24 @@ def published_shards(directory: Path) -> list[Path]:
     return sorted(p for p in directory.glob("shard-*.tar") if p.with_suffix(".ids.json").exists())
 
 
+def lock_path(directory: Path, rank: str) -> Path:
+    """The lock a rank's (``r00``) shard writer holds for its lifetime."""
+    return directory / f"lock-{rank}"
+
+
+def rank_of(path: Path) -> str:
+    """The rank (``r00``) a shard, id list or content file belongs to, from its name."""
+    return path.name.split("-")[1]
+
+
+@contextmanager
+def rank_lock(directory: Path, rank: str) -> Iterator[None]:
+    """Hold ``rank``'s lock, waiting for its writer: what changes that rank's files outside the writer."""
+    with open(lock_path(directory, rank), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def content_hash(path: Path) -> str | None:
     """sha256 of a regular file's bytes; None for anything else (a FIFO would block the read) or a
     file that cannot be read — decoding then says why."""
@@ -237,7 +255,7 @@ class ShardWriter:
         self.flush_seconds = flush_seconds
         self._opened = 0.0
         self._content: list[dict] = []
-        self._lock = open(directory / f"lock-r{rank:02d}", "a")
+        self._lock = open(lock_path(directory, f"r{rank:02d}"), "a")
         try:
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
