@@ -4,6 +4,8 @@ import json
 import subprocess
 import sys
 
+import av
+import cv2
 import numpy as np
 import pandas as pd
 import pytest
@@ -30,6 +32,9 @@ def toy_run(request, toy_manifest, tmp_path_factory):
 def test_run_saves_reproducibility_record(toy_run):
     info = json.loads((toy_run / "run_info.json").read_text())
     assert info["seed"] == 0 and "git_commit" in info["code"] and info["config"]["clip"]["num_frames"] == 4
+    # the versions of the libraries a figure depends on, as installed (a fresh install resolves the newest of each)
+    assert info["packages"]["numpy"] == np.__version__ and info["packages"]["av"] == av.__version__
+    assert info["packages"]["opencv-python-headless"].startswith(cv2.__version__)
     cfg = json.loads((toy_run / "scorer" / "config.json").read_text())
     assert cfg["encoder"]["name"] == info["config"]["backbone"]["name"] in BACKBONES.values()
     assert cfg["feature_dtype"] == "float16"

@@ -8,6 +8,7 @@ import platform
 import subprocess
 import sys
 from datetime import datetime, timezone
+from importlib import metadata
 from pathlib import Path
 
 from . import __version__
@@ -26,6 +27,23 @@ def code_version() -> dict:
     except (OSError, subprocess.SubprocessError):
         pass
     return info
+
+
+# The libraries a figure depends on beyond torch: decoding (av), flow (opencv), the worlds' simulators and the
+# numerics. A fresh install resolves the newest of each, so two runs of one commit can differ by a library.
+FIGURE_PACKAGES = ("numpy", "scipy", "opencv-python-headless", "av", "pybullet", "scikit-video", "scikit-learn",
+                   "timm", "torchvision", "lightning", "pandas", "pillow")
+
+
+def package_versions(names: tuple[str, ...] = FIGURE_PACKAGES) -> dict[str, str | None]:
+    """Each installed distribution's version, None where it is not installed."""
+    versions = {}
+    for name in names:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
 
 
 def atomic_write_json(path: str | os.PathLike, obj) -> Path:
@@ -49,6 +67,7 @@ def save_run_info(out_dir: str | os.PathLike, config: dict, seed: int, **extra) 
             "argv": sys.argv,
             "python": platform.python_version(),
             "torch": torch.__version__,
+            "packages": package_versions(),
             "platform": platform.platform(),
             "config": config,
             **extra,
