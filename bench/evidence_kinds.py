@@ -46,7 +46,8 @@ that kind, at its weight:
 ``--residual CKPT`` does it with that dynamics model's clip-mean |error| beyond what the clip's amount of motion
 explains (``MotionResidual``: log error less a line in log motion, fitted on the plausible `train` clips of the
 build the model was fitted on; ``--residual-motion median`` takes the median step's motion instead of the mean;
-``--residual-beyond Q`` counts only its part above its Q quantile over those clips).
+``--residual-beyond Q`` counts only its part above its Q quantile over those clips, ``--residual-range motion`` above
+the conditional Q quantile given the clip's motion).
 ``--stronger`` also scores each clip by the larger of the score and the added evidence, each less its median and over
 its spread on those plausible clips (a clip is as implausible as its stronger evidence):
 
@@ -155,34 +156,57 @@ class MotionResidual:
     """A dynamics model's clip-mean |error| beyond what the clip's amount of motion explains: log error less a + b *
     log(mean flow magnitude), the line fitted by least squares on the plausible `train` clips of the build the model
     was fitted on. Over plausible clips the errors follow the motion at Spearman 0.85-0.95 (``levels_motion.py
-    --dynamics``); what is left is surprise a clip's motion does not account for, whichever way the violation moved it."""
+    --dynamics``); what is left is surprise a clip's motion does not account for, whichever way the violation moved it.
+
+    ``beyond`` counts only the part above that quantile of the plausible clips' residuals, so a clip within the
+    plausible range adds nothing and the score ranks it as before. With ``range_by`` the range's edge is a function of
+    the clip instead of one number: the conditional quantile (a linear quantile regression on the same plausible
+    clips) given its log motion and its square (``motion``: the line leaves a U in the residual's median and a
+    wider spread where little moves), and also its log `stopped` and `unexplained` shares (``motion_levels``)."""
 
     FLOOR = 1e-3  # px: a still clip's log magnitude stays finite
+    SHARE_FLOOR = 1e-4  # a level's log stays finite where no pixel stopped or went unexplained
     MOTION = {"mean": lambda steps: steps.mean(), "median": np.median}  # of the steps' frame-mean flow magnitude
+    RANGES = ("global", "motion", "motion_levels")
 
-    def __init__(self, checkpoint: Path, cache_dir: str, motion: str = "mean", beyond: float | None = None):
-        self.model, self.motion = Beside(checkpoint, "abs", cache_dir), self.MOTION[motion]
+    def __init__(self, checkpoint: Path, cache_dir: str, motion: str = "mean", beyond: float | None = None,
+                 range_by: str = "global"):
+        if range_by != "global" and beyond is None:
+            raise SystemExit("evidence_kinds: --residual-range needs --residual-beyond Q, the quantile whose edge it models")
+        self.model, self.motion, self.range_by = Beside(checkpoint, "abs", cache_dir), self.MOTION[motion], range_by
         self.columns = self.model.base.columns("mag_mean")
         fitted = Manifest.load(self.model.fitted_on)
         fitted = fitted.keep((fitted.videos["split"] == "train").to_numpy() & plausible_mask(fitted.videos))
-        _, err, mag = self.logs(fitted)
+        _, err, mag, covariates = self.logs(fitted)
         self.slope, self.intercept = np.polyfit(mag, err, 1)
-        # ``beyond``: only the part above this quantile of the plausible clips' residuals counts, so a clip within the
-        # plausible range adds nothing and the score ranks it as before
-        self.floor = None if beyond is None else float(np.quantile(err - (self.intercept + self.slope * mag), beyond))
+        residual = err - (self.intercept + self.slope * mag)
+        self.floor = None
+        if beyond is not None and range_by == "global":
+            self.floor = float(np.quantile(residual, beyond))
+        elif beyond is not None:
+            from sklearn.linear_model import QuantileRegressor
 
-    def logs(self, manifest: Manifest) -> tuple[list[str], np.ndarray, np.ndarray]:
-        """The videos, their log clip-mean error and their log motion."""
+            self.floor = QuantileRegressor(quantile=beyond, alpha=0.0, solver="highs").fit(covariates, residual)
+
+    def logs(self, manifest: Manifest) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+        """The videos, their log clip-mean error, their log motion and the covariates of the range's edge."""
         feats = self.model.base_features(manifest)
         errors = self.model.errors(feats)
-        mag = [float(self.motion(np.asarray(feats[v], dtype=np.float64)[:, self.columns].mean(1))) for v in errors]
-        return list(errors), np.log(list(errors.values())), np.log(np.asarray(mag) + self.FLOOR)
+        steps = {v: np.asarray(feats[v], dtype=np.float64) for v in errors}
+        mag = np.log(np.asarray([float(self.motion(steps[v][:, self.columns].mean(1))) for v in errors]) + self.FLOOR)
+        covariates = [mag, mag**2]
+        if self.range_by == "motion_levels":
+            for stat in ("stopped", "unexplained"):
+                cols = self.model.base.columns(stat)
+                covariates.append(np.log(np.asarray([steps[v][:, cols].mean() for v in errors]) + self.SHARE_FLOOR))
+        return list(errors), np.log(list(errors.values())), mag, np.stack(covariates, 1)
 
     def __call__(self, manifest: Manifest) -> dict[str, float]:
-        ids, err, mag = self.logs(manifest)
+        ids, err, mag, covariates = self.logs(manifest)
         residual = err - (self.intercept + self.slope * mag)
         if self.floor is not None:
-            residual = np.maximum(residual - self.floor, 0.0)
+            edge = self.floor if isinstance(self.floor, float) else self.floor.predict(covariates)
+            residual = np.maximum(residual - edge, 0.0)
         return dict(zip(ids, residual.tolist()))
 
 
@@ -325,6 +349,9 @@ def main(argv: list[str] | None = None) -> None:
                     help="the clip's motion --residual regresses on: the mean or the median step's")
     ap.add_argument("--residual-beyond", type=float, metavar="Q",
                     help="count only the residual above its Q quantile over the plausible train clips (e.g. 0.95)")
+    ap.add_argument("--residual-range", choices=MotionResidual.RANGES, default="global",
+                    help="the edge of --residual-beyond's plausible range: one quantile, or a conditional quantile given "
+                         "the clip's motion (and its levels)")
     ap.add_argument("--spread-over", choices=("plausible", "all"), default="plausible",
                     help="which train clips of the build scale the added evidence")
     ap.add_argument("--instead", help="KIND: also score with the added evidence in place of this kind, at its weight")
@@ -356,7 +383,8 @@ def main(argv: list[str] | None = None) -> None:
     elif args.peak:
         beside = Scaled(OverPeak(scorer, args.cache_dir, args.peak_form), args.peak, args.spread_over)
     elif args.residual:
-        residual = MotionResidual(args.residual, args.cache_dir, args.residual_motion, args.residual_beyond)
+        residual = MotionResidual(args.residual, args.cache_dir, args.residual_motion, args.residual_beyond,
+                                  args.residual_range)
         print(f"log error = {residual.intercept:.3f} + {residual.slope:.3f} x log motion on the plausible train clips")
         beside = Scaled(residual, residual.model.fitted_on, args.spread_over)
     if args.instead is not None and (beside is None or args.instead not in names):
