@@ -180,13 +180,14 @@ class MotionResidual:
         _, err, mag, covariates = self.logs(fitted)
         self.slope, self.intercept = np.polyfit(mag, err, 1)
         residual = err - (self.intercept + self.slope * mag)
-        self.floor = None
+        # the edge of the plausible range for a clip of these covariates; None: every residual counts
+        self.edge: Callable[[np.ndarray], np.ndarray | float] | None = None
         if beyond is not None and range_by == "global":
-            self.floor = float(np.quantile(residual, beyond))
+            self.edge = lambda _, q=float(np.quantile(residual, beyond)): q
         elif beyond is not None:
             from sklearn.linear_model import QuantileRegressor
 
-            self.floor = QuantileRegressor(quantile=beyond, alpha=0.0, solver="highs").fit(covariates, residual)
+            self.edge = QuantileRegressor(quantile=beyond, alpha=0.0, solver="highs").fit(covariates, residual).predict
 
     def logs(self, manifest: Manifest) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
         """The videos, their log clip-mean error, their log motion and the covariates of the range's edge."""
@@ -204,9 +205,8 @@ class MotionResidual:
     def __call__(self, manifest: Manifest) -> dict[str, float]:
         ids, err, mag, covariates = self.logs(manifest)
         residual = err - (self.intercept + self.slope * mag)
-        if self.floor is not None:
-            edge = self.floor if isinstance(self.floor, float) else self.floor.predict(covariates)
-            residual = np.maximum(residual - edge, 0.0)
+        if self.edge is not None:
+            residual = np.maximum(residual - self.edge(covariates), 0.0)
         return dict(zip(ids, residual.tolist()))
 
 

@@ -252,26 +252,28 @@ class ShardWriter:
         if shard_size < 1:
             raise ValueError(f"shard_size must be >= 1, got {shard_size}")
         self.dir, self.rank, self.shard_size, self.dtype = directory, rank, shard_size, dtype
+        self.rank_name = f"r{rank:02d}"  # what names this rank's lock, shards, content record and failures
         self.flush_seconds = flush_seconds
         self._opened = 0.0
         self._content: list[dict] = []
-        self._lock = open(lock_path(directory, f"r{rank:02d}"), "a")
+        self._lock = open(lock_path(directory, self.rank_name), "a")
         try:
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             log.warning("another process is writing rank %d shards of %s; waiting for it", rank, directory)
             fcntl.flock(self._lock, fcntl.LOCK_EX)
         self._remove_leftovers()
-        mine = [p for p in published_shards(directory) if p.name.startswith(f"shard-r{rank:02d}-")]
+        published = published_shards(directory)
+        mine = [p for p in published if rank_of(p) == self.rank_name]
         self._seq = 1 + max((int(p.name.split("-")[2][:6]) for p in mine), default=-1)
-        self._published = {v for p in published_shards(directory) for v in json.loads(p.with_suffix(".ids.json").read_text())}
+        self._published = {v for p in published for v in json.loads(p.with_suffix(".ids.json").read_text())}
         self._sink: wds.TarWriter | None = None
         self._ids: list[str] = []
-        self._failures = open(directory / f"failures-r{rank:02d}.jsonl", "a", encoding="utf-8")
+        self._failures = open(directory / f"failures-{self.rank_name}.jsonl", "a", encoding="utf-8")
 
     def _remove_leftovers(self) -> None:
         """What a killed writer of this rank left: a half-written tar, or an id list whose tar never landed."""
-        prefix = f"shard-r{self.rank:02d}-"
+        prefix = f"shard-{self.rank_name}-"
         for p in self.dir.glob(prefix + "*.tmp"):
             log.info("removing %s left by an interrupted extraction", p.name)
             p.unlink()
@@ -280,7 +282,7 @@ class ShardWriter:
                 ids.unlink()
 
     def _path(self) -> Path:
-        return self.dir / f"shard-r{self.rank:02d}-{self._seq:06d}.tar"
+        return self.dir / f"shard-{self.rank_name}-{self._seq:06d}.tar"
 
     def write(self, video_id: str, feats: torch.Tensor | np.ndarray, times: np.ndarray, content: str | None = None,
               stat: list[int] | None = None) -> None:
@@ -321,7 +323,7 @@ class ShardWriter:
         _atomic_write_text(final.with_suffix(".ids.json"), json.dumps(self._ids))
         os.replace(str(final) + ".tmp", final)
         if self._content:
-            with open(self.dir / f"content-r{self.rank:02d}.jsonl", "a", encoding="utf-8") as f:
+            with open(self.dir / f"content-{self.rank_name}.jsonl", "a", encoding="utf-8") as f:
                 f.write("".join(json.dumps(r) + "\n" for r in self._content))
         self._sink, self._ids, self._content = None, [], []
         self._seq += 1
