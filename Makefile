@@ -5,14 +5,18 @@ PIP := $(VENV)/bin/pip
 DEMO_DIR ?= outputs/demo
 PYTEST_ARGS ?= -n 2
 
-.PHONY: install demo test bench clean
+.PHONY: install demo test bench clean lock
 
-# torch/torchvision first and pinned: an unpinned resolve would pull a multi-GB CUDA build.
-$(VENV)/.installed: pyproject.toml
+TORCH := torch==2.14.1 torchvision==0.29.1
+EXTRAS := .[test,hf,clip]
+
+# torch/torchvision first and pinned: an unpinned resolve would pull a multi-GB CUDA build. Everything else
+# at the versions of constraints.txt, the ones the documented figures were measured with.
+$(VENV)/.installed: pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q torch==2.14.1 torchvision==0.29.1
-	$(PIP) install -q -e ".[test,hf,clip]"
+	$(PIP) install -q $(TORCH)
+	$(PIP) install -q -c constraints.txt -e "$(EXTRAS)"
 	touch $@
 
 install: $(VENV)/.installed
@@ -29,6 +33,13 @@ test: install
 bench: install
 	$(PY) bench/bench_world.py
 	$(PY) bench/bench_extract.py --quick
+
+# Resolve the dependencies afresh in a scratch venv and pin what it got; figures measured before may move.
+lock:
+	rm -rf .lock-venv && python3 -m venv .lock-venv
+	.lock-venv/bin/pip install -q --upgrade pip && .lock-venv/bin/pip install -q $(TORCH) && .lock-venv/bin/pip install -q "$(EXTRAS)"
+	{ sed -n '/^#/p' constraints.txt; .lock-venv/bin/pip freeze --exclude-editable | grep -v -E '^(nvidia-|cuda-)|^(phyprobe|torch|torchvision|triton)( @|==)'; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt && rm -rf .lock-venv
 
 clean:
 	rm -rf outputs .cache data
