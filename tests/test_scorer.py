@@ -9,6 +9,7 @@ import cv2
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 
 from phyprobe import Scorer
 from phyprobe.io.video import write_video
@@ -35,6 +36,8 @@ def test_run_saves_reproducibility_record(toy_run):
     # the versions of the libraries a figure depends on, as installed (a fresh install resolves the newest of each)
     assert info["packages"]["numpy"] == np.__version__ and info["packages"]["av"] == av.__version__
     assert info["packages"]["opencv-python-headless"].startswith(cv2.__version__)
+    # and the CPU's vector instruction set, which decides how float kernels round (features differ across it)
+    assert info["cpu"]["capability"] == torch.backends.cpu.get_cpu_capability() and info["cpu"]["threads"] >= 1
     cfg = json.loads((toy_run / "scorer" / "config.json").read_text())
     assert cfg["encoder"]["name"] == info["config"]["backbone"]["name"] in BACKBONES.values()
     assert cfg["feature_dtype"] == "float16"

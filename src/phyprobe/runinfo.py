@@ -30,7 +30,7 @@ def code_version() -> dict:
 
 
 # The libraries a figure depends on beyond torch: decoding (av), flow (opencv), the worlds' simulators and the
-# numerics. A fresh install resolves the newest of each, so two runs of one commit can differ by a library.
+# numerics. `make install` takes them from constraints.txt; an environment installed another way may differ.
 FIGURE_PACKAGES = ("numpy", "scipy", "opencv-python-headless", "av", "pybullet", "scikit-video", "scikit-learn",
                    "timm", "torchvision", "lightning", "pandas", "pillow")
 
@@ -44,6 +44,22 @@ def package_versions(names: tuple[str, ...] = FIGURE_PACKAGES) -> dict[str, str 
         except metadata.PackageNotFoundError:
             versions[name] = None
     return versions
+
+
+def cpu_info() -> dict:
+    """The vector instruction set torch's CPU kernels use, and the CPU's model. Float kernels round in the last
+    bit differently on AVX2 and AVX-512; a resized frame that moves by one ulp can round to another grey level,
+    and optical flow carries that into the features (docs/results.md, "The same commit on another CPU")."""
+    import torch
+
+    model = None
+    try:
+        model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                      if line.startswith("model name")), None)
+    except OSError:
+        pass
+    return {"capability": torch.backends.cpu.get_cpu_capability(), "model": model or platform.processor() or None,
+            "threads": torch.get_num_threads()}
 
 
 def atomic_write_json(path: str | os.PathLike, obj) -> Path:
@@ -69,6 +85,7 @@ def save_run_info(out_dir: str | os.PathLike, config: dict, seed: int, **extra) 
             "torch": torch.__version__,
             "packages": package_versions(),
             "platform": platform.platform(),
+            "cpu": cpu_info(),
             "config": config,
             **extra,
         },
