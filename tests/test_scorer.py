@@ -33,7 +33,7 @@ def toy_run(request, toy_manifest, tmp_path_factory):
 def test_run_saves_reproducibility_record(toy_run):
     info = json.loads((toy_run / "run_info.json").read_text())
     assert info["seed"] == 0 and "git_commit" in info["code"] and info["config"]["clip"]["num_frames"] == 4
-    # the versions of the libraries a figure depends on, as installed (a fresh install resolves the newest of each)
+    # the versions of the libraries a figure depends on, as installed (`make install` takes them from constraints.txt)
     assert info["packages"]["numpy"] == np.__version__ and info["packages"]["av"] == av.__version__
     assert info["packages"]["opencv-python-headless"].startswith(cv2.__version__)
     # and the CPU's vector instruction set, which decides how float kernels round (features differ across it)

@@ -48,8 +48,9 @@ def package_versions(names: tuple[str, ...] = FIGURE_PACKAGES) -> dict[str, str 
 
 def cpu_info() -> dict:
     """The vector instruction set torch's CPU kernels use, and the CPU's model. Float kernels round in the last
-    bit differently on AVX2 and AVX-512; a resized frame that moves by one ulp can round to another grey level,
-    and optical flow carries that into the features (docs/results.md, "The same commit on another CPU")."""
+    bit differently from one instruction set to another (AVX2 against torch's default kernels, measured); a
+    resized frame that moves by one ulp can round to another grey level, and optical flow carries that into the
+    features (docs/results.md, "The same commit on another CPU")."""
     import torch
 
     model = None
