@@ -10,12 +10,12 @@ PYTEST_ARGS ?= -n 2
 TORCH := torch==2.14.1 torchvision==0.29.1
 EXTRAS := .[test,hf,clip]
 
-# torch/torchvision first and pinned: an unpinned resolve would pull a multi-GB CUDA build. Everything else
-# at the versions of constraints.txt, the ones the documented figures were measured with.
+# torch/torchvision first and pinned: an unpinned resolve would pull a multi-GB CUDA build. Everything else,
+# torch's own dependencies included, at the versions of constraints.txt, the ones the figures were measured with.
 $(VENV)/.installed: pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q $(TORCH)
+	$(PIP) install -q -c constraints.txt $(TORCH)
 	$(PIP) install -q -c constraints.txt -e "$(EXTRAS)"
 	touch $@
 

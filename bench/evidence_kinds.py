@@ -179,7 +179,7 @@ class MotionResidual:
         fitted = fitted.keep((fitted.videos["split"] == "train").to_numpy() & plausible_mask(fitted.videos))
         _, err, mag, covariates = self.logs(fitted)
         self.slope, self.intercept = np.polyfit(mag, err, 1)
-        residual = err - (self.intercept + self.slope * mag)
+        residual = self.residual(err, mag)
         # the edge of the plausible range for a clip of these covariates; None: every residual counts
         self.edge: Callable[[np.ndarray], np.ndarray | float] | None = None
         if beyond is not None and range_by == "global":
@@ -202,9 +202,13 @@ class MotionResidual:
                 covariates.append(np.log(np.asarray([steps[v][:, cols].mean() for v in errors]) + self.SHARE_FLOOR))
         return list(errors), np.log(list(errors.values())), mag, np.stack(covariates, 1)
 
+    def residual(self, err: np.ndarray, mag: np.ndarray) -> np.ndarray:
+        """Log error less the line in log motion."""
+        return err - (self.intercept + self.slope * mag)
+
     def __call__(self, manifest: Manifest) -> dict[str, float]:
         ids, err, mag, covariates = self.logs(manifest)
-        residual = err - (self.intercept + self.slope * mag)
+        residual = self.residual(err, mag)
         if self.edge is not None:
             residual = np.maximum(residual - self.edge(covariates), 0.0)
         return dict(zip(ids, residual.tolist()))
