@@ -23,8 +23,9 @@ def world(out_dir: str | Path, num_scenes: int, seed: int = 0, workers: int | No
 
 
 def unseen_footage(out_dir: str | Path, num_segments: int = 60, seed: int = 0, **options) -> Manifest:
-    """The shipped footage perturbed by kinds no build trains on (:mod:`phyprobe.world.footage_unseen`),
-    drawn on first use: a check of failures the scorer never saw, every segment a `test` clip."""
+    """Footage no run trains on (:mod:`phyprobe.world.footage_unseen`), drawn on first use: the shipped clips
+    perturbed by kinds no build trains on, or (``source_dir``, ``kinds``) clips the project does not ship,
+    every segment a `test` clip."""
     from ..world.footage_unseen import build_unseen_footage
 
     return build_unseen_footage(out_dir, num_segments=num_segments, seed=seed, **options)

