@@ -54,6 +54,10 @@ its spread on those plausible clips (a clip is as implausible as its stronger ev
     python bench/evidence_kinds.py outputs/demo --benchmarks rigs --by family --residual outputs/demo/dynamics \
         --beside-weight 0.5 1 --instead errors --stronger
 
+``--heuristic BUILD`` does it with the motion heuristic's score (``baseline=motion``, the zero-parameter flow
+heuristic every run reports, its per-video scores read from the baselines' cache): whether the baseline's evidence,
+which ranks a body that stops dead better than the surprise does, adds to the score.
+
 The added evidence is scaled by its spread over BUILD's plausible `train` clips, or over all of them with
 ``--spread-over all`` (for evidence that no plausible clip shows, such as ``paused``).
 
@@ -77,6 +81,7 @@ import torch
 from dynamics_surprise import step_errors
 from object_rules import unexplained_end_counts
 
+from phyprobe.baselines.motion import motion_scores
 from phyprobe.data.manifest import Manifest
 from phyprobe.encoders import FrozenEncoder, from_config
 from phyprobe.encoders.dynamics import DynamicsEncoder, load_checkpoint, plausible_mask
@@ -89,6 +94,7 @@ from phyprobe.io.video import ClipSpec
 from phyprobe.scorer import Scorer
 
 BESIDE_PARTS = ("abs", "over", "under")
+BASELINE_CACHE = ".cache/baselines"  # where runs keep the heuristic's per-video scores (paths.baseline_cache_dir)
 PEAK_FORMS = ("peak", "spike")
 
 
@@ -346,6 +352,8 @@ def main(argv: list[str] | None = None) -> None:
     added.add_argument("--level", nargs=2, metavar=("STAT", "BUILD"),
                        help=f"the same with one of flow_stats' optional levels {OPTIONAL_STATS}, scaled by BUILD")
     added.add_argument("--peak", help="the same with the peak of the scorer's over-predicted errors, scaled by this build")
+    added.add_argument("--heuristic", help="the same with the motion heuristic's score (the zero-parameter baseline every "
+                       "run reports), scaled by this build")
     added.add_argument("--residual", type=Path, help="the same with this dynamics checkpoint's errors beyond what the clip's "
                        "motion explains (MotionResidual), scaled by the build it was fitted on")
     ap.add_argument("--peak-form", choices=PEAK_FORMS, default="peak")
@@ -386,6 +394,8 @@ def main(argv: list[str] | None = None) -> None:
         beside = Scaled(Level(scorer, args.cache_dir, stat), build, args.spread_over)
     elif args.peak:
         beside = Scaled(OverPeak(scorer, args.cache_dir, args.peak_form), args.peak, args.spread_over)
+    elif args.heuristic:
+        beside = Scaled(lambda m: motion_scores(m, cache_dir=BASELINE_CACHE), args.heuristic, args.spread_over)
     elif args.residual:
         residual = MotionResidual(args.residual, args.cache_dir, args.residual_motion, args.residual_beyond,
                                   args.residual_range)
@@ -393,11 +403,11 @@ def main(argv: list[str] | None = None) -> None:
         beside = Scaled(residual, residual.model.fitted_on, args.spread_over)
     if args.instead is not None and (beside is None or args.instead not in names):
         raise SystemExit(f"evidence_kinds: --instead replaces one of the head's kinds {names} with added evidence "
-                         "(--beside, --objects, --level, --peak or --residual)")
+                         "(--beside, --objects, --level, --peak, --heuristic or --residual)")
     if args.stronger:
         if beside is None:
             raise SystemExit("evidence_kinds: --stronger compares the score with added evidence (--beside, --objects, "
-                             "--level, --peak or --residual)")
+                             "--level, --peak, --heuristic or --residual)")
         _, fitted_score = kind_scores(scorer, scorer_feature_table(scorer, beside.fitted, args.cache_dir, {})[0])
         stronger = (float(np.median(fitted_score)), float(np.std(fitted_score)))
     pd.set_option("display.width", 200)

@@ -2,7 +2,9 @@
 
 The figures that choose and check the default come from builds no run trains on: the two worlds drawn at
 other seeds (new scenes of known worlds), the marbles and rigs worlds (worlds of their own: rigs to choose
-unseen-world evidence on, marbles to check it), and the footage broken by kinds no build trains on. This scores
+unseen-world evidence on, marbles to check it), the footage broken by kinds no build trains on, and real clips the
+project does not ship (``o*``: the kinds trained on, ``ou*``: the unseen kinds; their clips are fetched by
+``data_prep/footage_sources.py``). This scores
 every run given (e.g. one configuration at seeds 0-2) on each and prints one row per run and, when several runs
 are given, their mean ± sd:
 
@@ -15,7 +17,8 @@ The world builds at seeds 1 and 2 are drawn once by
     python -c "from phyprobe.data.sources import worlds; worlds('data/worlds-s1-n200-200', seed=1, \\
         planar={'engine': '2d', 'num_scenes': 200}, bullet={'engine': '3d', 'num_scenes': 200, 'include_real': False})"
 
-(and the same at seed 2); the marbles, rigs and unseen-kinds builds are drawn by their benchmarks on first use.
+(and the same at seed 2); the marbles, rigs, unseen-kinds and other-sources builds are drawn by their benchmarks on
+first use.
 """
 
 from __future__ import annotations
@@ -41,9 +44,14 @@ BUILDS = {
     "r1": ("data/rigs-s1-n200", ["rigs"], None, 1),
     "u0": ("data/footage-unseen-kinds-s0-n60", ["real_footage_unseen_kinds"], None, 0),
     "u1": ("data/footage-unseen-kinds-s1-n60", ["real_footage_unseen_kinds"], None, 1),
+    "o0": ("data/footage-other-sources-s0-n60", ["real_footage_other_sources"], None, 0),
+    "o1": ("data/footage-other-sources-s1-n60", ["real_footage_other_sources"], None, 1),
+    "ou0": ("data/footage-other-sources-unseen-kinds-s0-n60", ["real_footage_other_sources_unseen_kinds"], None, 0),
+    "ou1": ("data/footage-other-sources-unseen-kinds-s1-n60", ["real_footage_other_sources_unseen_kinds"], None, 1),
 }
 SHORT = {"world_test": "2D", "world3d_test": "3D", "real_footage_unseen": "footage", "marbles": "marbles",
-         "rigs": "rigs", "real_footage_unseen_kinds": "footage, unseen kinds"}
+         "rigs": "rigs", "real_footage_unseen_kinds": "footage, unseen kinds",
+         "real_footage_other_sources": "other footage", "real_footage_other_sources_unseen_kinds": "other footage, unseen kinds"}
 FIGURE = "same_scene_accuracy_severity_ge_0.5"
 
 
