@@ -12,13 +12,12 @@ are given, their mean ± sd:
 
 Same-scene accuracy at severity >= 0.5 as each benchmark's protocol computes it (what `eval.py` reports), raw
 scores, ties half credit, every split of each build pooled.
-The world builds at seeds 1 and 2 are drawn once by
+Every build is drawn on first use: the worlds at seeds 1-3 (200 scenes of each world, with the footage) as
 
     python -c "from phyprobe.data.sources import worlds; worlds('data/worlds-s1-n200-200', seed=1, \\
         planar={'engine': '2d', 'num_scenes': 200}, bullet={'engine': '3d', 'num_scenes': 200, 'include_real': False})"
 
-(and the same at seed 2); the marbles, rigs, unseen-kinds and other-sources builds are drawn by their benchmarks on
-first use.
+draws them (about 5 minutes each on 2 cores), the others by their benchmarks.
 """
 
 from __future__ import annotations
@@ -29,6 +28,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from phyprobe.data.sources import worlds
 from phyprobe.eval.protocols import load_benchmark
 from phyprobe.eval.run import scorer_scores
 
@@ -38,17 +38,21 @@ EVERY_SPLIT = ["train", "val", "test"]
 BUILDS = {
     "s1": ("data/worlds-s1-n200-200", WORLDS, EVERY_SPLIT, None),
     "s2": ("data/worlds-s2-n200-200", WORLDS, EVERY_SPLIT, None),
+    "s3": ("data/worlds-s3-n200-200", WORLDS, EVERY_SPLIT, None),
     "m0": ("data/marbles-s0-n200", ["marbles"], None, 0),
     "m1": ("data/marbles-s1-n200", ["marbles"], None, 1),
     "r0": ("data/rigs-s0-n200", ["rigs"], None, 0),
     "r1": ("data/rigs-s1-n200", ["rigs"], None, 1),
+    "r2": ("data/rigs-s2-n200", ["rigs"], None, 2),
     "u0": ("data/footage-unseen-kinds-s0-n60", ["real_footage_unseen_kinds"], None, 0),
     "u1": ("data/footage-unseen-kinds-s1-n60", ["real_footage_unseen_kinds"], None, 1),
+    "u2": ("data/footage-unseen-kinds-s2-n60", ["real_footage_unseen_kinds"], None, 2),
     "o0": ("data/footage-other-sources-s0-n60", ["real_footage_other_sources"], None, 0),
     "o1": ("data/footage-other-sources-s1-n60", ["real_footage_other_sources"], None, 1),
     "ou0": ("data/footage-other-sources-unseen-kinds-s0-n60", ["real_footage_other_sources_unseen_kinds"], None, 0),
     "ou1": ("data/footage-other-sources-unseen-kinds-s1-n60", ["real_footage_other_sources_unseen_kinds"], None, 1),
 }
+WORLD_SEEDS = {"s1": 1, "s2": 2, "s3": 3}  # builds of both worlds that no run trains on, drawn here if missing
 SHORT = {"world_test": "2D", "world3d_test": "3D", "real_footage_unseen": "footage", "marbles": "marbles",
          "rigs": "rigs", "real_footage_unseen_kinds": "footage, unseen kinds",
          "real_footage_other_sources": "other footage", "real_footage_other_sources_unseen_kinds": "other footage, unseen kinds"}
@@ -66,6 +70,9 @@ def main(argv: list[str] | None = None) -> None:
     sizes = {}
     for tag in args.builds:
         root, benches, splits, seed = BUILDS[tag]
+        if tag in WORLD_SEEDS and not (Path(root) / "videos.jsonl").is_file():
+            worlds(root, seed=WORLD_SEEDS[tag], planar={"engine": "2d", "num_scenes": 200},
+                   bullet={"engine": "3d", "num_scenes": 200, "include_real": False})
         for name in benches:
             bench = load_benchmark(name)
             changes = {"manifest": root, **({"split": splits} if splits else {})}
