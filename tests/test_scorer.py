@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from phyprobe import Scorer
-from phyprobe.io.video import write_video
+from phyprobe.io.video import ClipSpec, decode_clip, write_video
 from phyprobe.training.pipeline import train
 from train_helpers import TOY, compose_train
 
@@ -51,6 +51,36 @@ def test_exported_scorer_reproduces_training_scores(toy_run, toy_manifest):
     assert np.max(np.abs(np.array(got) - expected["raw_score"].to_numpy())) < 1e-5
     s = scorer.score(toy_manifest / expected["path"][0])
     assert 0.0 <= s <= 1.0
+
+
+def _gliding(n: int, seed: int = 0) -> np.ndarray:
+    """A textured square gliding over a gradient, a new place every frame."""
+    rng = np.random.default_rng(seed)
+    frames = np.empty((n, 64, 96, 3), np.uint8)
+    frames[:] = np.linspace(30, 220, 96, dtype=np.uint8)[None, None, :, None]
+    tex = rng.integers(0, 255, (12, 12, 3), dtype=np.uint8)
+    for t in range(n):
+        y, x = 8 + (3 * t) % 40, 4 + (5 * t) % 76
+        frames[t, y : y + 12, x : x + 12] = tex
+    return frames
+
+
+def test_windows_read_a_long_video_as_the_training_clips_were_cut(toy_run, tmp_path):
+    scorer = Scorer.from_pretrained(toy_run / "scorer")
+    length = scorer.encoder.clip_spec(scorer.clip).num_frames
+    short = write_video(tmp_path / "short.mp4", _gliding(length))
+    assert scorer.score_windows(short).tolist() == [scorer.score_raw_many([short])[0]]  # one window: the usual read
+    n = 2 * length + 3
+    long = write_video(tmp_path / "long.mp4", _gliding(n, seed=1))
+    stride = max(1, length // 2)
+    starts = sorted({*range(0, n - length + 1, stride), n - length})  # the last window ends at the last frame
+    got = scorer.score_windows(long)
+    decoded = decode_clip(long, ClipSpec(n), fit=scorer.encoder.preprocess.size).frames
+    expected = scorer.score_frames(np.stack([decoded[s : s + length] for s in starts]), raw=True)
+    assert len(got) == len(starts) and np.allclose(got, expected, atol=1e-6)
+    assert len(scorer.score_windows(long, stride=1)) == n - length + 1
+    with pytest.raises(ValueError, match="stride must be >= 1"):
+        scorer.score_windows(long, stride=0)
 
 
 def test_cli_scores_any_shape_and_reports_bad_files_without_aborting(toy_run, tmp_path):

@@ -34,7 +34,7 @@ from safetensors.torch import load_file, save_file
 from ..encoders import FrozenEncoder, from_config
 from ..errors import UserError
 from ..head import PhyProbeHead
-from ..io.video import ClipSpec, VideoDecodeError
+from ..io.video import ClipSpec, VideoDecodeError, decode_clip, probe
 from ..runinfo import atomic_write_json, code_version
 
 FORMAT = "phyprobe-scorer/1"
@@ -277,6 +277,37 @@ class Scorer:
                     yield str(v), e
 
         return list(self._score_clips(clips()))
+
+    def score_windows(self, video: str | Path, stride: int | None = None) -> np.ndarray:
+        """Raw scores of ``video`` read as the training clips were cut: windows of the clip's length of
+        consecutive frames, one every ``stride`` frames (default: half a window), the last ending at the last frame.
+
+        :meth:`score` reads a video longer than the clip as that many frames spread over it, so each step spans
+        several frames and moves further than any training step did. Plausible real footage then scores as a
+        violation (docs/results.md, "A long video, read whole or in windows"), while each window is read as a
+        training clip was. A video of at most the clip's length is one window, read exactly as :meth:`score`
+        reads it. The frames are decoded once, reduced to what the encoder's input needs. Raises
+        VideoDecodeError and NonFiniteScoreError.
+        """
+        if self.clip.mode != "uniform":
+            raise ValueError(f"score_windows reads consecutive frames; this scorer samples {self.clip.fps} frames/s "
+                             "(clip.mode='fps'), which already keeps a step's span fixed")
+        length = self.encoder.clip_spec(self.clip).num_frames
+        stride = max(1, length // 2) if stride is None else stride
+        if stride < 1:
+            raise ValueError(f"score_windows: stride must be >= 1, got {stride}")
+        n = probe(video)["num_frames"]
+        if n <= length:
+            clips = [(str(video), self.load_clip(video))]
+        else:
+            frames = decode_clip(video, ClipSpec(n), fit=self.encoder.preprocess.size).frames
+            starts = sorted({*range(0, n - length + 1, stride), n - length})
+            clips = ((f"{video}[{s}:{s + length}]", self.encoder.preprocess(frames[s : s + length])) for s in starts)
+        raw = list(self._score_clips(clips))
+        for r in raw:
+            if isinstance(r, Exception):
+                raise r
+        return np.asarray(raw, dtype=np.float64)
 
     def score(self, video: str | Path) -> float:
         s = self.score_raw_many([video])[0]
