@@ -97,6 +97,28 @@ def test_cli_scores_any_shape_and_reports_bad_files_without_aborting(toy_run, tm
     assert "error" in rows[1] and "junk.mp4" in res.stderr
 
 
+def test_cli_windows_report_the_mean_or_max_and_resume(toy_run, tmp_path):
+    scorer = Scorer.from_pretrained(toy_run / "scorer")
+    if scorer.config["encoder"]["name"] != "dynamics":
+        pytest.skip("the windows do not depend on the encoder (the API test reads both); the CLI is run once")
+    length = scorer.encoder.clip_spec(scorer.clip).num_frames
+    long = write_video(tmp_path / "long.mp4", _gliding(3 * length, seed=2))
+    junk = tmp_path / "junk.mp4"
+    junk.write_bytes(b"not a video at all")
+    windows = scorer.score_windows(long)
+    base = [sys.executable, "-m", "phyprobe.cli", "score", str(toy_run / "scorer"), str(long), str(junk)]
+    out = tmp_path / "scores.jsonl"
+    first = subprocess.run([*base, "--windows", "mean", "--out", str(out)], capture_output=True, text=True, timeout=300)
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert first.returncode == 1 and "error" in rows[1] and "junk.mp4" in first.stderr
+    assert rows[0]["raw_score"] == pytest.approx(windows.mean(), abs=1e-6)
+    assert rows[0]["score"] == pytest.approx(min(1.0, max(0.0, windows.mean())), abs=1e-6)
+    again = subprocess.run([*base, "--windows", "mean", "--out", str(out)], capture_output=True, text=True, timeout=300)
+    assert "0 scored, 0 failed" in again.stderr and "2 already answered" in again.stderr
+    worst = subprocess.run([*base, "--json", "--windows", "max"], capture_output=True, text=True, timeout=300)
+    assert json.loads(worst.stdout.splitlines()[0])["raw_score"] == pytest.approx(windows.max(), abs=1e-6)
+
+
 def test_fingerprint_mismatch_is_refused(toy_run, tmp_path):
     import shutil
 

@@ -23,12 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import lightning as L
+import numpy as np
 import torch
 from lightning.pytorch.callbacks import BasePredictionWriter
 from torch.utils.data import DataLoader
 
 from ..errors import UserError
 from ..features.extract import ClipDataset, ExtractionModule, _worker_init, collate_clips, default_encoder_threads
+from ..io.video import VideoDecodeError
 from .core import NonFiniteScoreError, Scorer
 
 log = logging.getLogger(__name__)
@@ -245,6 +247,36 @@ def score_videos(scorer: Scorer, videos: list[str], emit, done: dict[str, dict] 
                 trainer.predict(ExtractionModule(scorer.encoder, cpu_threads=threads), loader, return_predictions=False)
         scorer.encoder.to(scorer.device)  # Lightning moved it to its device; keep the scorer whole
         report.scored, report.failed = sink.scored, sink.failed
+    report.seconds = time.perf_counter() - t0
+    return report
+
+
+WINDOW_REDUCTIONS = {"mean": np.mean, "max": np.max}
+
+
+def score_videos_in_windows(scorer: Scorer, videos: list[str], emit, reduce: str = "mean",
+                            done: dict[str, dict] | None = None, progress: bool = False) -> BatchReport:
+    """Score ``videos`` not in ``done`` as :meth:`Scorer.score_windows` reads them, one video at a time, each row's
+    raw score the windows' ``reduce`` ("mean" or "max"); ``emit(rows)`` gets each video's row as it finishes."""
+    if reduce not in WINDOW_REDUCTIONS:
+        raise ValueError(f"windows: reduce must be one of {sorted(WINDOW_REDUCTIONS)}, got {reduce!r}")
+    done = done or {}
+    todo = [v for v in videos if v not in done]
+    t0 = time.perf_counter()
+    report = BatchReport(len(videos), len(videos) - len(todo), 0, 0,
+                         sum("error" in r for v, r in done.items()), 0.0)
+    with _progress(progress, len(todo)) as bar:
+        for v in todo:
+            try:
+                raw: float | Exception = float(WINDOW_REDUCTIONS[reduce](scorer.score_windows(v)))
+            except (VideoDecodeError, NonFiniteScoreError) as e:
+                raw = e
+            row = result_row(v, raw)
+            emit([row])
+            report.failed += "error" in row
+            report.scored += "error" not in row
+            if bar is not None:
+                bar.advance(1)
     report.seconds = time.perf_counter() - t0
     return report
 

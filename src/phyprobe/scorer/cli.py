@@ -13,6 +13,7 @@ import json
 import logging
 import sys
 import warnings
+from functools import partial
 from pathlib import Path
 
 
@@ -59,6 +60,10 @@ def add_cli(sub) -> None:
     p.add_argument("--devices", type=devices_arg, default=1, help="GPUs (or processes) for DDP, e.g. 8 or 'auto'")
     p.add_argument("--revision", help="Hub branch, tag or commit of the scorer")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--windows", choices=("mean", "max"),
+                   help="read each video in windows of the training clip's length of consecutive frames and report "
+                        "their mean or maximum (one video at a time, no --workers or --devices): a video longer than "
+                        "the clip, read whole, scores higher than its windows (docs/pipelines.md)")
     p.set_defaults(func=_run)
 
 
@@ -66,7 +71,7 @@ def _run(args) -> int:
     """Scores every input; a user error (a broken scorer, an input naming no videos) ends the run in
     one line through the CLI's error report, an unusable video is one error row among the scores."""
     from ..errors import user_error_line
-    from .batch import ResultFile, resolve_inputs, score_videos
+    from .batch import ResultFile, resolve_inputs, score_videos, score_videos_in_windows
     from .core import Scorer
 
     def report_error(row):
@@ -78,7 +83,10 @@ def _run(args) -> int:
     warnings.filterwarnings("ignore", message=".*GPU available but not used.*")
     videos = resolve_inputs(args.videos)
     scorer = Scorer.from_pretrained(args.scorer, revision=args.revision)
-    common = {"batch_size": args.batch_size, "num_workers": args.workers, "devices": args.devices}
+    if args.windows:
+        run = partial(score_videos_in_windows, reduce=args.windows)
+    else:
+        run = partial(score_videos, batch_size=args.batch_size, num_workers=args.workers, devices=args.devices)
     if args.out is None:
         def emit(rows):
             for r in rows:
@@ -89,7 +97,7 @@ def _run(args) -> int:
                     print(f"{r['score']:.4f}\t{r['video']}")
             sys.stdout.flush()
 
-        rep = score_videos(scorer, videos, emit, **common)
+        rep = run(scorer, videos, emit)
         return 1 if rep.failed else 0
     results = ResultFile(args.out, args.format)
     done = results.finished()
@@ -100,7 +108,7 @@ def _run(args) -> int:
         for r in rows:
             report_error(r)
 
-    rep = score_videos(scorer, videos, emit, done=done, progress=not args.no_progress, **common)
+    rep = run(scorer, videos, emit, done=done, progress=not args.no_progress)
     # Counted from the file, so that rows written by every rank (DDP) are included.
     new = [r for v, r in results.finished().items() if v not in done]
     failed = sum("error" in r for r in new)
