@@ -100,6 +100,28 @@ def test_bad_folders_and_clips_are_named(folder, tmp_path):
         build_unseen_footage(tmp_path / "b", num_segments=1, num_frames=FRAMES, source_dir=broken)
 
 
+def test_a_clip_cut_short_is_drawn_from_what_decodes_and_said_so(tmp_path, caplog):
+    """An AVI cut in half keeps the header's frame count (as OpenCV's tree.avi does: 68 of 444 frames)."""
+    import av
+
+    cut = tmp_path / "cut"
+    cut.mkdir()
+    frames = np.random.default_rng(0).integers(0, 255, (6 * FRAMES, 72, 96, 3), dtype=np.uint8)
+    with av.open(str(cut / "half.avi"), "w") as container:
+        stream = container.add_stream("mjpeg", rate=20)
+        stream.width, stream.height, stream.pix_fmt = 96, 72, "yuvj420p"
+        for f in frames:
+            container.mux(stream.encode(av.VideoFrame.from_ndarray(f, format="rgb24")))
+        container.mux(stream.encode())
+    with open(cut / "half.avi", "r+b") as f:
+        f.truncate((cut / "half.avi").stat().st_size // 2)
+    with caplog.at_level("WARNING"):
+        build_unseen_footage(tmp_path / "b", num_segments=1, num_frames=FRAMES, source_dir=cut, kinds="trained")
+    (clip,) = json.loads((tmp_path / "b" / "build.json").read_text())["clips"]
+    assert clip["frames_promised"] == 6 * FRAMES and 2 * FRAMES <= clip["frames"] < 6 * FRAMES
+    assert f"half.avi: {clip['frames']} of the {6 * FRAMES} frames its header promises decode" in caplog.text
+
+
 def test_benchmarks_read_the_folder_from_the_repository_root(folder, tmp_path):
     for name, kinds in (("real_footage_other_sources", "trained"), ("real_footage_other_sources_unseen_kinds", "unseen")):
         b = load_benchmark(name, root=REPO)

@@ -32,9 +32,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
+import av
 import numpy as np
 
 from phyprobe.data.manifest import PAIRS_FILE, VIDEOS_FILE, Manifest, write_jsonl
@@ -46,6 +48,7 @@ KINDS = ("speed_change", "slow_motion", "replay", "global_freeze", "patch_drift"
 REPLAY_FRACTION = 0.5  # of the frames before the onset, at severity 1
 FREEZE_FRACTION = 0.4  # of the clip, at severity 1
 ANCHOR_THRESHOLD = 0.8  # severity from which a clip is an anchor of obvious violation, as in the world builds
+log = logging.getLogger(__name__)
 VIDEO_SUFFIXES = (".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v")
 VERSION = 2
 
@@ -117,7 +120,16 @@ def source_clips(source_dir=None) -> list[Path]:
 
 
 def _clip_record(path: Path) -> dict:
-    return {"name": path.name, "bytes": path.stat().st_size, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+    """What the build records of a source clip; a clip cut short of what its header promises is drawn from the frames
+    that decode, and said so."""
+    frames = len(read_footage(path)[0])
+    with av.open(str(path)) as container:
+        promised = int(container.streams.video[0].frames or 0)
+    if promised > frames:
+        log.warning("%s: %d of the %d frames its header promises decode (the file is cut short); drawing from those",
+                    path, frames, promised)
+    return {"name": path.name, "bytes": path.stat().st_size, "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+            "frames": frames, "frames_promised": promised}
 
 
 def _segment(out: Path, seed: int, index: int, num_frames: int, num_violated: int, preset: str, clips: list[Path],
