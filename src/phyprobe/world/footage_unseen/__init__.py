@@ -127,8 +127,7 @@ def _clip_record(path: Path) -> dict:
     with av.open(str(path)) as container:
         promised = int(container.streams.video[0].frames or 0)
     if promised > frames:
-        log.warning("%s: %d of the %d frames its header promises decode (the file is cut short); drawing from those",
-                    path, frames, promised)
+        log.warning("%s: %d of the %d frames its header promises decode; drawing from those", path, frames, promised)
     return {"name": path.name, "bytes": path.stat().st_size, "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
             "frames": frames, "frames_promised": promised}
 
