@@ -283,10 +283,10 @@ class Scorer:
         consecutive frames, one every ``stride`` frames (default: half a window), the last ending at the last frame.
 
         :meth:`score` reads a video longer than the clip as that many frames spread over it, so each step spans
-        several frames and moves further than any training step did. Plausible real footage then scores as a
-        violation (docs/results.md, "A long video, read whole or in windows"), while each window is read as a
-        training clip was. A video of at most the clip's length is one window, read exactly as :meth:`score`
-        reads it. The frames are decoded once, reduced to what the encoder's input needs. Raises
+        several frames and moves further than any training step did. That ranks videos of one length well, but
+        plausible real footage then scores as a violation, more so the longer it is (docs/results.md, "A long video,
+        read whole or in windows"), while each window is read as a training clip was: the scale across lengths.
+        A video of at most the clip's length is one window, read exactly as :meth:`score` reads it. The frames are decoded once, reduced to what the encoder's input needs. Raises
         VideoDecodeError and NonFiniteScoreError.
         """
         if self.clip.mode != "uniform":
