@@ -80,12 +80,9 @@ def download(package: str, into: Path) -> Path:
     return debs[-1]
 
 
-def unpack(deb: Path, out: Path) -> dict:
-    """Copy the clips of the package ``deb`` into ``out``; returns what ``SOURCES.json`` records of it."""
-    package = _run(["dpkg-deb", "--field", str(deb), "Package"]).strip()
+def unpack(package: str, deb: Path, out: Path) -> dict:
+    """Copy the clips of ``package`` (its .deb is ``deb``) into ``out``; returns what ``SOURCES.json`` records of it."""
     version = _run(["dpkg-deb", "--field", str(deb), "Version"]).strip()
-    if package not in PACKAGES:
-        raise SystemExit(f"footage_sources: {deb} is the package {package!r}, not one of {sorted(PACKAGES)}")
     out.mkdir(parents=True, exist_ok=True)
     clips = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -119,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
             if package not in PACKAGES:
                 raise SystemExit(f"footage_sources: {deb} is the package {package!r}, not one of {sorted(PACKAGES)}")
         for package in PACKAGES:
-            record[package] = unpack(given.get(package) or download(package, Path(tmp)), args.out)
+            record[package] = unpack(package, given.get(package) or download(package, Path(tmp)), args.out)
     text = json.dumps(record, indent=1, sort_keys=True) + "\n"
     (args.out / (MANIFEST + ".part")).write_text(text, encoding="utf-8")
     os.replace(args.out / (MANIFEST + ".part"), args.out / MANIFEST)

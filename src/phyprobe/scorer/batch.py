@@ -219,15 +219,19 @@ class BatchReport:
         return (self.scored + self.failed) / self.seconds if self.seconds > 0 else 0.0
 
 
+def _pending(videos: list[str], done: dict[str, dict] | None) -> tuple[list[str], BatchReport, float]:
+    """The videos ``done`` does not answer, a report counting what it does, and the start time."""
+    done = done or {}
+    todo = [v for v in videos if v not in done]
+    report = BatchReport(len(videos), len(videos) - len(todo), 0, 0, sum("error" in r for r in done.values()), 0.0)
+    return todo, report, time.perf_counter()
+
+
 def score_videos(scorer: Scorer, videos: list[str], emit, done: dict[str, dict] | None = None, batch_size: int = 8,
                  num_workers: int | str = "auto", devices: int | str = 1, trainer_kwargs: dict | None = None,
                  encoder_threads: int | None = None, progress: bool = False) -> BatchReport:
     """Score ``videos`` not in ``done`` through ``Trainer.predict``; ``emit(rows)`` gets each batch's rows."""
-    done = done or {}
-    todo = [v for v in videos if v not in done]
-    t0 = time.perf_counter()
-    report = BatchReport(len(videos), len(videos) - len(todo), 0, 0,
-                         sum("error" in r for v, r in done.items()), 0.0)
+    todo, report, t0 = _pending(videos, done)
     if todo:
         if num_workers == "auto":
             num_workers = 4 if torch.cuda.is_available() else 0  # measured for extraction: see extract_features
@@ -260,11 +264,7 @@ def score_videos_in_windows(scorer: Scorer, videos: list[str], emit, reduce: str
     raw score the windows' ``reduce`` ("mean" or "max"); ``emit(rows)`` gets each video's row as it finishes."""
     if reduce not in WINDOW_REDUCTIONS:
         raise ValueError(f"windows: reduce must be one of {sorted(WINDOW_REDUCTIONS)}, got {reduce!r}")
-    done = done or {}
-    todo = [v for v in videos if v not in done]
-    t0 = time.perf_counter()
-    report = BatchReport(len(videos), len(videos) - len(todo), 0, 0,
-                         sum("error" in r for v, r in done.items()), 0.0)
+    todo, report, t0 = _pending(videos, done)
     with _progress(progress, len(todo)) as bar:
         for v in todo:
             try:
