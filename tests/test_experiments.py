@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from encoder_fixtures import tiny_kwargs
+from phyprobe.eval.targets import judge
 from phyprobe.training.pipeline import train
 from conftest import TINY_WORLDS
 from train_helpers import CONFIGS, TOY, compose_train
@@ -78,6 +79,15 @@ def test_experiment_runs_at_toy_size(experiment, tiny_world, tiny_worlds, shared
         assert (metrics["distribution"]["world3d_test"] == "in") == ("world3d" in trained)
         assert (metrics["distribution"]["world_test"] == "in") == ("world" in trained)
         assert set(metrics["shortcuts"]["phyprobe"]["median_score_plausible_by_source"]) >= {"world", "world3d"}
+        # `phyprobe targets` reads the run as written: a cross-world run on the world it never saw, the rest on both
+        role = "cross" if len(trained & {"world", "world3d"}) == 1 else "default"
+        table = judge({role: [tmp_path]})
+        read = [b for b in ("world_test", "world3d_test") if role == "default" or metrics["distribution"][b].startswith("out")]
+        severe = table[table.figure == "same_scene_accuracy_severity_ge_0.5"]
+        assert sorted(severe.benchmark) == sorted(read)
+        for b in read:
+            assert severe[severe.benchmark == b]["mean"].item() == \
+                metrics["benchmarks"][b]["world"]["same_scene_accuracy_severity_ge_0.5"]["value"]
     if experiment == "loco_footage":  # the held-out clip's segments: scored, and none of them trained on
         assert metrics["distribution"]["real_footage_held_out"] == "out: excluded from training"
         assert metrics["benchmarks"]["real_footage_held_out"]["world"]["same_scene_accuracy"]["n"] > 0

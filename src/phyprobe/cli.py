@@ -16,6 +16,7 @@ def _subcommands():
         ("phyprobe.world.build", "add_cli"),
         ("phyprobe.features.extract", "add_cli"),
         ("phyprobe.eval.summary", "add_cli"),
+        ("phyprobe.eval.targets", "add_cli"),
         ("phyprobe.data.datasets.cli", "add_cli"),
         ("phyprobe.judges.run", "add_cli"),
         ("phyprobe.serve", "add_cli"),
