@@ -140,3 +140,12 @@ def test_real_eval_outputs_as_unseen_world_stand_ins(tiny_world, tmp_path, capsy
     saved = json.loads(out_json.read_text())
     margin = next(r for r in saved if r["figure"] == "margins.motion")
     assert margin["mean"] == 0.0 and margin["met"] is False
+
+
+def test_fewer_seeds_than_asked_are_named(tmp_path, capsys):
+    runs = [train_run(tmp_path, f"s{i}", i, 0.9) for i in range(2)]
+    assert main(["targets", "--default", *map(str, runs)]) == 0  # not --strict: unmet targets still exit 0
+    out = capsys.readouterr().out
+    assert "fewer here: default world3d_test: 2, default world_test: 2" in out
+    assert main(["targets", "--default", *map(str, runs), train_run(tmp_path, "s2", 2, 0.9).as_posix()]) == 0
+    assert "fewer here" not in capsys.readouterr().out
