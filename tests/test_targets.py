@@ -149,3 +149,15 @@ def test_fewer_seeds_than_asked_are_named(tmp_path, capsys):
     assert "fewer here: default world3d_test: 2, default world_test: 2" in out
     assert main(["targets", "--default", *map(str, runs), train_run(tmp_path, "s2", 2, 0.9).as_posix()]) == 0
     assert "fewer here" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("overrides", [["backbone=vjepa2"], ["experiment=cross_2d_to_3d", "backbone=vjepa2"],
+                                       ["experiment=cross_3d_to_2d", "backbone=perception_encoder"]])
+def test_the_commands_that_judge_another_design_compose(overrides, tmp_path):
+    """docs/results.md ("The targets, read from the runs") gives these runs for a GPU encoder: the encoder is the one
+    asked for, and a cross-world run still trains on one world."""
+    from train_helpers import compose_train
+    cfg = compose_train(tmp_path, overrides)
+    assert cfg.backbone.name == overrides[-1].split("=")[1]
+    if overrides[0].startswith("experiment=cross"):
+        assert len(cfg.data.train_sources) == 1
