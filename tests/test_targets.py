@@ -98,6 +98,10 @@ def test_bad_inputs_name_the_file(tmp_path):
     with pytest.raises(InvalidOption, match="metrics.json: not JSON"):
         judge({"default": [tmp_path]})
     run = train_run(tmp_path, "r", 0, 0.8)
+    (run / "run_info.json").write_text("")
+    with pytest.raises(InvalidOption, match="run_info.json: not JSON"):
+        judge({"default": [run]})
+    run = train_run(tmp_path, "r2", 0, 0.8)
     with pytest.raises(InvalidOption, match="takes eval.py outputs"):
         judge({"unseen_world": [run]})
     with pytest.raises(InvalidOption, match="unknown role"):
@@ -133,6 +137,8 @@ def test_real_eval_outputs_as_unseen_world_stand_ins(tiny_world, tmp_path, capsy
     margin = row(table, "unseen_world", "margins.motion", "world_test")
     assert margin["mean"] == saved["value"] > 0 and margin["low"] == saved["low"]
     assert bool(margin["met"]) == (saved["low"] > 0)  # a tiny world's few pairs may leave the interval at 0
+    with pytest.raises(InvalidOption, match="--default takes training runs"):
+        judge({"default": [tmp_path / "oracle"]})
     out_json = tmp_path / "targets.json"
     assert main(["targets", "--unseen-world", str(tmp_path / "same"), "--json", str(out_json), "--strict"]) == 1
     printed = capsys.readouterr().out

@@ -91,6 +91,13 @@ class RunFigures:
     config: dict
 
 
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise InvalidOption(f"{path}: not JSON ({e})") from e
+
+
 def read_run(path: str | Path) -> RunFigures:
     """A run directory (or its ``metrics.json``) as :class:`RunFigures`; a file that is no run's ends in one error."""
     path = Path(path)
@@ -98,12 +105,9 @@ def read_run(path: str | Path) -> RunFigures:
     metrics_file = run_dir / "metrics.json"
     if not metrics_file.is_file():
         raise MissingInput(f"{run_dir}: no metrics.json (not a finished train.py or eval.py run)")
-    try:
-        m = json.loads(metrics_file.read_text())
-    except json.JSONDecodeError as e:
-        raise InvalidOption(f"{metrics_file}: not JSON ({e})") from e
+    m = _read_json(metrics_file)
     info_file = run_dir / "run_info.json"
-    config = json.loads(info_file.read_text()).get("config", {}) if info_file.is_file() else {}
+    config = _read_json(info_file).get("config", {}) if info_file.is_file() else {}
     if "benchmarks" in m:
         figures = {name: res["world"] for name, res in m["benchmarks"].items() if "world" in res}
         return RunFigures(run_dir, "train", figures, m.get("margins", {}), m.get("distribution", {}), "", config)
@@ -118,6 +122,8 @@ def read_run(path: str | Path) -> RunFigures:
 
 def _benchmarks(run: RunFigures, role: str) -> list[str]:
     """The benchmarks a role judges this run on."""
+    if role in ("default", "cross") and run.kind != "train":
+        raise InvalidOption(f"{run.path}: --{role} takes training runs (train.py's output), not an evaluation")
     if role == "default":
         return [b for b in HELD_OUT_SCENES if b in run.figures]
     if role == "cross":
