@@ -230,6 +230,15 @@ def as_markdown(table: pd.DataFrame) -> str:
     return shown.to_markdown(index=False)
 
 
+def tally(table: pd.DataFrame) -> tuple[int, int]:
+    """(met, not met); a target no run reported is neither."""
+    return int(table["met"].eq(True).sum()), int(table["met"].eq(False).sum())
+
+
+def write_json(table: pd.DataFrame, path: str | Path) -> Path:
+    return atomic_write_json(path, table.astype(object).where(table.notna(), None).to_dict(orient="records"))
+
+
 def add_cli(sub) -> None:
     p = sub.add_parser("targets", help="judge finished runs against the targets the default is held to")
     for role, text in ROLES.items():
@@ -250,8 +259,8 @@ def _cli(args) -> int:
     if len(few):
         print(f"\nnote: the targets ask for {SEEDS_ASKED} seeds of a design (of each direction across worlds); "
               "fewer here: " + ", ".join(f"{role} {bench}: {n}" for (role, bench), n in few.items()))
-    unmet = int((table["met"] == False).sum())  # noqa: E712 (None: not reported)
-    print(f"\n{int((table['met'] == True).sum())} met, {unmet} not met")  # noqa: E712
+    met, unmet = tally(table)
+    print(f"\n{met} met, {unmet} not met")
     if args.json:
-        atomic_write_json(args.json, table.astype(object).where(table.notna(), None).to_dict(orient="records"))
+        write_json(table, args.json)
     return 1 if args.strict and unmet else 0
