@@ -21,7 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from phyprobe.eval.targets import as_markdown, judge, tally, write_json
+from phyprobe.eval.targets import ROLES, as_markdown, judge, tally, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 CROSS = ("cross_2d_to_3d", "cross_3d_to_2d")
@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
     builds = {"unseen_world": [_eval_overrides(b) for b in args.world_builds],
               "unseen_footage": [_eval_overrides(b) for b in args.footage_builds]}
 
-    roles: dict[str, list[Path]] = {"default": [], "cross": [], "unseen_world": [], "unseen_footage": []}
+    roles: dict[str, list[Path]] = {role: [] for role in ROLES}
     for seed in args.seeds:
         roles["default"].append(_run(["train.py", *args.overrides, f"seed={seed}"], out / "default" / f"seed{seed}"))
     for experiment in () if args.no_cross else CROSS:

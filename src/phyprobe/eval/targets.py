@@ -53,6 +53,11 @@ class Target:
     every_benchmark: bool = False  # margins: on every benchmark the run has a margin for, not only the test scenes
 
     @property
+    def baseline(self) -> str | None:
+        """The baseline a margin target is over; None for a protocol figure."""
+        return self.figure.split(".", 1)[1] if self.figure.startswith("margins.") else None
+
+    @property
     def asked(self) -> str:
         text = f"{self.sense} {self.bound:g}"
         return text + (f", interval above {self.low_above:g}" if self.low_above is not None else "")
@@ -162,8 +167,8 @@ def check_one_design(runs: list[RunFigures], role: str) -> None:
 
 
 def _leaf(run: RunFigures, target: Target, bench: str) -> dict | None:
-    if target.figure.startswith("margins."):
-        return run.margins.get(target.figure.split(".", 1)[1], {}).get(bench)
+    if target.baseline:
+        return run.margins.get(target.baseline, {}).get(bench)
     return run.figures.get(bench, {}).get(target.figure)
 
 
@@ -179,12 +184,12 @@ def judge(roles: dict[str, list[str | Path]]) -> pd.DataFrame:
             continue
         runs = [read_run(p) for p in paths]
         check_one_design(runs, role)
+        judged_on = [_benchmarks(run, role) for run in runs]
         for target in (t for t in TARGETS if t.role == role):
             cells: dict[tuple[str, str], list[dict]] = {}
-            for run in runs:
-                benches = _benchmarks(run, role)
+            for run, benches in zip(runs, judged_on):
                 if target.every_benchmark:
-                    benches = sorted(run.margins.get(target.figure.split(".", 1)[1], {}))
+                    benches = sorted(run.margins.get(target.baseline, {}))
                 for bench in benches:
                     leaf = _leaf(run, target, bench)
                     if leaf is not None and leaf.get("value") is not None:

@@ -286,8 +286,8 @@ class Scorer:
         several frames and moves further than any training step did. That ranks videos of one length well, but
         plausible real footage then scores as a violation, more so the longer it is (docs/results.md, "A long video,
         read whole or in windows"), while each window is read as a training clip was: the scale across lengths.
-        A video of at most the clip's length is one window, read exactly as :meth:`score` reads it. The frames are decoded once, reduced to what the encoder's input needs. Raises
-        VideoDecodeError and NonFiniteScoreError.
+        A video of at most the clip's length is one window, read exactly as :meth:`score` reads it. The frames are
+        decoded once, reduced to what the encoder's input needs. Raises VideoDecodeError and NonFiniteScoreError.
         """
         if self.clip.mode != "uniform":
             raise ValueError(f"score_windows reads consecutive frames; this scorer samples {self.clip.fps} frames/s "
