@@ -97,7 +97,7 @@ def test_cli_scores_any_shape_and_reports_bad_files_without_aborting(toy_run, tm
     assert "error" in rows[1] and "junk.mp4" in res.stderr
 
 
-def test_cli_windows_report_the_mean_or_max_and_resume(toy_run, tmp_path):
+def test_cli_reading_windows_reports_the_mean_or_max_and_resumes(toy_run, tmp_path):
     scorer = Scorer.from_pretrained(toy_run / "scorer")
     if scorer.config["encoder"]["name"] != "dynamics":
         pytest.skip("the windows do not depend on the encoder (the API test reads both); the CLI is run once")
@@ -108,14 +108,16 @@ def test_cli_windows_report_the_mean_or_max_and_resume(toy_run, tmp_path):
     windows = scorer.score_windows(long)
     base = [sys.executable, "-m", "phyprobe.cli", "score", str(toy_run / "scorer"), str(long), str(junk)]
     out = tmp_path / "scores.jsonl"
-    first = subprocess.run([*base, "--windows", "mean", "--out", str(out)], capture_output=True, text=True, timeout=300)
+    # the toy's 4-frame clips were spread over 12-frame videos, so the scorer reads whole: windows are asked for
+    first = subprocess.run([*base, "--reading", "windows", "--out", str(out)], capture_output=True, text=True, timeout=300)
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert first.returncode == 1 and "error" in rows[1] and "junk.mp4" in first.stderr
     assert rows[0]["raw_score"] == pytest.approx(windows.mean(), abs=1e-6)
     assert rows[0]["score"] == pytest.approx(min(1.0, max(0.0, windows.mean())), abs=1e-6)
-    again = subprocess.run([*base, "--windows", "mean", "--out", str(out)], capture_output=True, text=True, timeout=300)
+    again = subprocess.run([*base, "--reading", "windows", "--out", str(out)], capture_output=True, text=True, timeout=300)
     assert "0 scored, 0 failed" in again.stderr and "2 already answered" in again.stderr
-    worst = subprocess.run([*base, "--json", "--windows", "max"], capture_output=True, text=True, timeout=300)
+    worst = subprocess.run([*base, "--json", "--reading", "windows", "--combine", "max"], capture_output=True, text=True,
+                           timeout=300)
     assert json.loads(worst.stdout.splitlines()[0])["raw_score"] == pytest.approx(windows.max(), abs=1e-6)
 
 

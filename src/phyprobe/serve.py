@@ -186,11 +186,12 @@ def build_app(scorer, cfg: ServeConfig | None = None):
         name = request.query_params.get("name") or (None if upload else str(path))
         try:
             ev = asyncio.get_running_loop()
-            try:
-                clip = await ev.run_in_executor(decode_pool, state["scorer"].load_clip, path)
+            scorer = state["scorer"]
+            try:  # the scorer's reading: one clip, or the windows of a longer video, batched with other requests'
+                clips = await ev.run_in_executor(decode_pool, lambda: list(scorer.read(path)))
             except VideoDecodeError as e:
                 raise _Reject(422, f"{name or 'upload'}: {e.reason}") from None
-            raw = await state["batcher"].submit(clip)
+            raw = scorer.combine(await asyncio.gather(*(state["batcher"].submit(c) for c in clips)))
         finally:
             if upload:
                 path.unlink(missing_ok=True)

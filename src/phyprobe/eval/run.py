@@ -44,23 +44,40 @@ def scorer_feature_table(scorer, manifest, cache_dir: str | Path, extract: dict)
 
 
 def scorer_scores(scorer_dir: str | Path, manifest, cache_dir: str | Path, extract: dict,
-                  clip: dict | None = None) -> dict[str, float]:
-    """Raw scores of every readable video of ``manifest`` (unreadable ones are reported and left out).
-    ``clip``: read the videos with this clip spec (``ClipSpec`` fields) instead of the scorer's own, to
-    see how the scorer holds on clips sampled otherwise than it was trained on (longer, shorter, other rates)."""
+                  clip: dict | None = None, reading: dict | None = None) -> dict[str, float]:
+    """Raw scores of every readable video of ``manifest`` (unreadable ones are reported and left out), each read as
+    the scorer's reading says: a video read as one clip through the feature cache, as in training; one longer than
+    the clip in the reading's windows. ``clip`` / ``reading``: read the videos otherwise than the scorer was trained
+    to (``ClipSpec`` / ``Reading`` fields), to see how it holds on clips sampled otherwise."""
     from ..io.video import ClipSpec
     from ..scorer import Scorer
+    from ..scorer.reading import Reading
     from ..training.pipeline import score_features
 
     scorer = Scorer.from_pretrained(scorer_dir)
-    if clip:
-        try:
+    try:
+        if clip:
             scorer.clip = ClipSpec(**clip)
-        except (TypeError, ValueError) as e:
-            raise InvalidOption(f"clip={clip}: {e} (fields: num_frames, mode, fps)") from None
-        log.info("reading the videos as %s, not as the scorer was trained (%s)", scorer.clip, scorer.config.get("clip"))
-    feats, kept = scorer_feature_table(scorer, manifest, cache_dir, extract)
-    return dict(zip(kept.videos["id"], score_features(scorer.head, feats)))
+        if reading:
+            scorer.reading = Reading(**{**scorer.reading.to_dict(), **reading})
+    except (TypeError, ValueError) as e:
+        raise InvalidOption(f"clip={clip} reading={reading}: {e} (clip: num_frames, mode, fps; reading: mode, stride, "
+                            "combine)") from None
+    if clip or reading:
+        log.info("reading the videos as %s, %s, not as the scorer was trained (%s, %s)", scorer.clip, scorer.reading,
+                 scorer.config.get("clip"), scorer.config.get("reading"))
+    windowed = manifest.videos["path"].map(lambda p: scorer.in_windows(manifest.video_path(p))).to_numpy(dtype=bool)
+    feats, kept = scorer_feature_table(scorer, manifest.keep(~windowed), cache_dir, extract)
+    scores = dict(zip(kept.videos["id"], score_features(scorer.head, feats)))
+    if windowed.any():
+        long = manifest.videos[windowed]
+        log.info("%d videos longer than the clip: read in %s", len(long), scorer.reading.describe(scorer.window_length))
+        for vid, path, raw in zip(long["id"], long["path"], scorer.score_raw_many(manifest.video_path(p) for p in long["path"])):
+            if isinstance(raw, Exception):
+                log.warning("not scored: %s (%s)", path, getattr(raw, "reason", raw))
+            else:
+                scores[vid] = raw
+    return scores
 
 
 def vjepa2_surprisal_from_config(manifest, size: str = "L", weights: str | None = "hub", tiny: bool = False,
@@ -115,8 +132,9 @@ def run_eval(cfg: DictConfig) -> dict:
     if len(sources) != 1:
         raise InvalidOption("give exactly one of scorer=DIR, run=RUN_DIR, scores_csv=FILE, baseline=NAME or judge=NAME "
                          f"(got {sources or 'none'})")
-    if cfg.get("clip") and not (cfg.get("scorer") or cfg.get("run")):
-        raise InvalidOption(f"clip= sets how a scorer reads the videos; it has no meaning for {sources[0]}=")
+    for key in ("clip", "reading"):
+        if cfg.get(key) and not (cfg.get("scorer") or cfg.get("run")):
+            raise InvalidOption(f"{key}= sets how a scorer reads the videos; it has no meaning for {sources[0]}=")
     t0, cost, standin = time.perf_counter(), None, False
     if cfg.get("judge"):
         from ..judges.run import run_judge
@@ -132,13 +150,17 @@ def run_eval(cfg: DictConfig) -> dict:
     elif cfg.get("scores_csv"):
         from .external import read_external_scores
 
-        scores = read_external_scores(cfg.scores_csv, manifest, higher_means=cfg.higher_means)
+        from ..data.manifest import Manifest
+
+        scores = read_external_scores(cfg.scores_csv, manifest, higher_means=cfg.higher_means,
+                                      whole=Manifest.load(bench.manifest))
         evaluator = str(cfg.scores_csv)
     else:
         scorer_dir = Path(cfg.scorer) if cfg.get("scorer") else Path(cfg.run) / "scorer"
         clip = OmegaConf.to_container(cfg.clip) if cfg.get("clip") else None
-        scores = scorer_scores(scorer_dir, manifest, cfg.paths.cache_dir, OmegaConf.to_container(cfg.extract), clip)
-        evaluator = str(scorer_dir) + (f" (clips read as {clip})" if clip else "")
+        reading = OmegaConf.to_container(cfg.reading) if cfg.get("reading") else None
+        scores = scorer_scores(scorer_dir, manifest, cfg.paths.cache_dir, OmegaConf.to_container(cfg.extract), clip, reading)
+        evaluator = str(scorer_dir) + (f" (clips read as {clip})" if clip else "") + (f" (read as {reading})" if reading else "")
     if cost is None:  # no model calls: the cost is the wall time of scoring
         from ..judges.base import local_cost
 

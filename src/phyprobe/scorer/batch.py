@@ -255,23 +255,14 @@ def score_videos(scorer: Scorer, videos: list[str], emit, done: dict[str, dict] 
     return report
 
 
-WINDOW_REDUCTIONS = {"mean": np.mean, "max": np.max}
-
-
-def score_videos_in_windows(scorer: Scorer, videos: list[str], emit, reduce: str = "mean",
-                            done: dict[str, dict] | None = None, progress: bool = False) -> BatchReport:
-    """Score ``videos`` not in ``done`` as :meth:`Scorer.score_windows` reads them, one video at a time, each row's
-    raw score the windows' ``reduce`` ("mean" or "max"); ``emit(rows)`` gets each video's row as it finishes."""
-    if reduce not in WINDOW_REDUCTIONS:
-        raise ValueError(f"windows: reduce must be one of {sorted(WINDOW_REDUCTIONS)}, got {reduce!r}")
+def score_windowed_videos(scorer: Scorer, videos: list[str], emit, done: dict[str, dict] | None = None,
+                          progress: bool = False) -> BatchReport:
+    """Score ``videos`` not in ``done`` one at a time in this process, each read as the scorer's reading says (a long
+    video's windows batched through the encoder, their raw scores combined); ``emit(rows)`` gets each video's row."""
     todo, report, t0 = _pending(videos, done)
     with _progress(progress, len(todo)) as bar:
         for v in todo:
-            try:
-                raw: float | Exception = float(WINDOW_REDUCTIONS[reduce](scorer.score_windows(v)))
-            except (VideoDecodeError, NonFiniteScoreError) as e:
-                raw = e
-            row = result_row(v, raw)
+            row = result_row(v, scorer.score_raw_many([v])[0])
             emit([row])
             report.failed += "error" in row
             report.scored += "error" not in row
@@ -279,6 +270,21 @@ def score_videos_in_windows(scorer: Scorer, videos: list[str], emit, reduce: str
                 bar.advance(1)
     report.seconds = time.perf_counter() - t0
     return report
+
+
+def score_files(scorer: Scorer, videos: list[str], emit, done: dict[str, dict] | None = None, progress: bool = False,
+                **batch_kwargs) -> BatchReport:
+    """Every video read as the scorer's reading says: those read as one clip through :func:`score_videos` (workers,
+    devices, batches across videos), those cut into windows by :func:`score_windowed_videos`, after them."""
+    todo, _, t0 = _pending(videos, done)
+    windowed = {v for v in todo if scorer.in_windows(v)}
+    one = score_videos(scorer, [v for v in videos if v not in windowed], emit, done, progress=progress, **batch_kwargs)
+    if windowed:
+        many = score_windowed_videos(scorer, [v for v in videos if v in windowed], emit, progress=progress)
+        one.scored, one.failed = one.scored + many.scored, one.failed + many.failed
+    one.total = len(videos)
+    one.seconds = time.perf_counter() - t0
+    return one
 
 
 class _progress:

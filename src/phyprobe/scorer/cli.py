@@ -1,7 +1,10 @@
 """``phyprobe score``: videos, directories, globs, lists or manifests -> one score in [0, 1] each.
 
-Without ``--out`` rows go to stdout as they finish; with ``--out`` they are appended to a JSONL or
-CSV results file that a rerun resumes. User errors end in one line naming the file and the
+Each video is read as the scorer was trained to read it (its recorded reading: a video longer than the
+training clip in windows of the clip's length, their scores combined); ``--reading`` chooses another. Without
+``--out`` rows go to stdout as they finish (text: the clipped score, the raw score, the video; rank by the raw
+score, which does not tie at 0 or 1); with ``--out`` they are appended, ``score`` and ``raw_score`` both, to a
+JSONL or CSV results file that a rerun resumes. User errors end in one line naming the file and the
 reason (``--debug`` shows the traceback); the exit code is 1 when any video failed, 2 when nothing
 could be scored at all.
 """
@@ -60,10 +63,12 @@ def add_cli(sub) -> None:
     p.add_argument("--devices", type=devices_arg, default=1, help="GPUs (or processes) for DDP, e.g. 8 or 'auto'")
     p.add_argument("--revision", help="Hub branch, tag or commit of the scorer")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    p.add_argument("--windows", choices=("mean", "max"),
-                   help="read each video in windows of the training clip's length of consecutive frames and report "
-                        "their mean or maximum (one video at a time, no --workers or --devices): a video longer than "
-                        "the clip, read whole, scores higher than its windows (docs/pipelines.md)")
+    p.add_argument("--reading", choices=("windows", "whole"),
+                   help="how to read a video longer than the training clip (default: the scorer's own, recorded at "
+                        "training: windows of the clip's length of consecutive frames): windows, or whole (the clip's "
+                        "frames spread over the video)")
+    p.add_argument("--combine", choices=("mean", "max"), help="how a video's windows' scores combine (default: the scorer's)")
+    p.add_argument("--stride", type=positive_int, help="frames between window starts (default: the scorer's, half a window)")
     p.set_defaults(func=_run)
 
 
@@ -71,8 +76,9 @@ def _run(args) -> int:
     """Scores every input; a user error (a broken scorer, an input naming no videos) ends the run in
     one line through the CLI's error report, an unusable video is one error row among the scores."""
     from ..errors import user_error_line
-    from .batch import ResultFile, resolve_inputs, score_videos, score_videos_in_windows
+    from .batch import ResultFile, resolve_inputs, score_files
     from .core import Scorer
+    from .reading import Reading
 
     def report_error(row):
         if "error" in row:
@@ -83,10 +89,9 @@ def _run(args) -> int:
     warnings.filterwarnings("ignore", message=".*GPU available but not used.*")
     videos = resolve_inputs(args.videos)
     scorer = Scorer.from_pretrained(args.scorer, revision=args.revision)
-    if args.windows:
-        run = partial(score_videos_in_windows, reduce=args.windows)
-    else:
-        run = partial(score_videos, batch_size=args.batch_size, num_workers=args.workers, devices=args.devices)
+    r = scorer.reading
+    scorer.reading = Reading(args.reading or r.mode, args.stride or r.stride, args.combine or r.combine)
+    run = partial(score_files, batch_size=args.batch_size, num_workers=args.workers, devices=args.devices)
     if args.out is None:
         def emit(rows):
             for r in rows:
@@ -94,9 +99,11 @@ def _run(args) -> int:
                 if args.json:
                     print(json.dumps(r, allow_nan=False))
                 elif "error" not in r:
-                    print(f"{r['score']:.4f}\t{r['video']}")
+                    print(f"{r['score']:.4f}\t{r['raw_score']:.6f}\t{r['video']}")
             sys.stdout.flush()
 
+        if not args.json:
+            print("score\traw_score\tvideo", flush=True)  # score: clipped to [0, 1]; rank by raw_score
         rep = run(scorer, videos, emit)
         return 1 if rep.failed else 0
     results = ResultFile(args.out, args.format)

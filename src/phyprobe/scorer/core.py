@@ -5,8 +5,9 @@ Layout::
     model.safetensors   head weights and its input-normalisation buffers
     encoder/<option>/   a copy of each local weights directory the encoder was built from (a fitted
                         dynamics model), so the scorer does not depend on the training machine's paths
-    config.json         encoder (registry name, factory options, fingerprint), clip spec, feature
-                        dtype, pooling, head size, code version and training summary
+    config.json         encoder (registry name, factory options, fingerprint), clip spec, reading (how a
+                        video longer than the clip is read: phyprobe.scorer.reading), feature dtype,
+                        pooling, head size, code version and training summary
     README.md           model card (written by ``save_pretrained``)
 
 The encoder is rebuilt from the registry and its fingerprint checked against the one recorded at
@@ -36,6 +37,7 @@ from ..errors import UserError
 from ..head import PhyProbeHead
 from ..io.video import ClipSpec, VideoDecodeError, decode_clip, probe
 from ..runinfo import atomic_write_json, code_version
+from .reading import Reading
 
 FORMAT = "phyprobe-scorer/1"
 WEIGHTS, CONFIG, CARD, BUNDLE = "model.safetensors", "config.json", "README.md", "encoder"
@@ -55,7 +57,8 @@ class NonFiniteScoreError(RuntimeError):
 
 
 def export_scorer(out_dir: str | Path, encoder: FrozenEncoder, head: PhyProbeHead, clip: ClipSpec,
-                  feature_dtype: str, head_config: dict, extra: dict | None = None) -> Path:
+                  feature_dtype: str, head_config: dict, extra: dict | None = None, reading: Reading | None = None) -> Path:
+    """Write a scorer directory; ``reading`` is how its videos are to be read (default: windows of the clip)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tensors = {k: v.detach().cpu().contiguous() for k, v in head.state_dict().items()}
@@ -68,6 +71,7 @@ def export_scorer(out_dir: str | Path, encoder: FrozenEncoder, head: PhyProbeHea
         "encoder": {"name": encoder.name, "kwargs": kwargs, "bundled": bundled, "fingerprint": encoder.fingerprint(),
                     "describe": encoder.describe()},
         "clip": clip.to_dict(),
+        "reading": (reading or Reading()).to_dict(),
         "feature_dtype": feature_dtype,
         "head": head_config,
         "code": code_version(),
@@ -170,11 +174,13 @@ class Scorer:
     """
 
     def __init__(self, encoder: FrozenEncoder, head: PhyProbeHead, clip: ClipSpec, feature_dtype: str = "float16",
-                 config: dict | None = None, batch_size: int = 8):
+                 config: dict | None = None, batch_size: int = 8, reading: Reading | None = None):
+        """``reading``: how a video is read (default: the one in ``config``; none recorded: whole)."""
         self.encoder, self.head, self.clip = encoder, head.eval(), clip
         self.feature_dtype = getattr(torch, feature_dtype)
         self.config = config or {}
         self.batch_size = batch_size
+        self.reading = reading if reading is not None else Reading.from_dict(self.config.get("reading"))
 
     @classmethod
     def from_pretrained(cls, path: str | Path, device: str = "cpu", check_fingerprint: bool = True,
@@ -192,12 +198,13 @@ class Scorer:
         head = _build_head(cfg, path / WEIGHTS)
         try:
             clip = ClipSpec(**cfg["clip"])
+            reading = Reading.from_dict(cfg.get("reading"))
             torch_dtype = getattr(torch, cfg["feature_dtype"])
         except (TypeError, ValueError, AttributeError) as e:
-            raise ScorerLoadError(f"{path / CONFIG}: bad clip or feature_dtype ({e})") from e
+            raise ScorerLoadError(f"{path / CONFIG}: bad clip, reading or feature_dtype ({e})") from e
         if not isinstance(torch_dtype, torch.dtype):
             raise ScorerLoadError(f"{path / CONFIG}: feature_dtype {cfg['feature_dtype']!r} is not a torch dtype")
-        return cls(enc.to(device), head.to(device), clip, cfg["feature_dtype"], cfg)
+        return cls(enc.to(device), head.to(device), clip, cfg["feature_dtype"], cfg, reading=reading)
 
     def save_pretrained(self, out_dir: str | Path, run_dir: str | Path | None = None) -> Path:
         """Write this scorer (weights, config, generated model card) to ``out_dir``.
@@ -207,9 +214,10 @@ class Scorer:
         """
         from .hub import write_model_card
 
-        own = {"format", "encoder", "clip", "feature_dtype", "head", "code"}
+        own = {"format", "encoder", "clip", "reading", "feature_dtype", "head", "code"}
         out = export_scorer(out_dir, self.encoder, self.head, self.clip, str(self.feature_dtype).replace("torch.", ""),
-                            self.config.get("head", {}), extra={k: v for k, v in self.config.items() if k not in own})
+                            self.config.get("head", {}), extra={k: v for k, v in self.config.items() if k not in own},
+                            reading=self.reading)
         write_model_card(out, run_dir)
         return out
 
@@ -225,8 +233,40 @@ class Scorer:
         return next(self.head.parameters()).device
 
     def load_clip(self, video: str | Path) -> torch.Tensor:
-        """The preprocessed clip (T, 3, H, W) the encoder sees for a file. Raises VideoDecodeError."""
+        """The one preprocessed clip (T, 3, H, W) the encoder sees for a file read whole. Raises VideoDecodeError."""
         return self.encoder.read_clip(video, self.clip)[0]
+
+    @property
+    def window_length(self) -> int:
+        """Frames per clip the encoder reads: a window's length."""
+        return self.encoder.clip_spec(self.clip).num_frames
+
+    def window_starts(self, num_frames: int) -> list[int] | None:
+        """Where the reading puts its windows over a video of ``num_frames``; None: the video is one clip. A
+        scorer sampling at a fixed rate (``clip.mode='fps'``) already keeps a step's span, so it reads whole."""
+        if self.clip.mode != "uniform":
+            return None
+        return self.reading.window_starts(num_frames, self.window_length)
+
+    def in_windows(self, video: str | Path) -> bool:
+        """Whether the reading cuts this file into windows (a file that cannot be probed is read as one clip,
+        which then reports why it cannot be read)."""
+        if self.reading.mode == "whole" or self.clip.mode != "uniform":
+            return False
+        try:
+            return self.window_starts(probe(video)["num_frames"]) is not None
+        except VideoDecodeError:
+            return False
+
+    def read(self, video: str | Path) -> Iterator[torch.Tensor]:
+        """The preprocessed clips (T, 3, H, W) the reading cuts from a file: one, or each window's, lazily from
+        frames decoded once. Raises VideoDecodeError before the first clip."""
+        if not self.in_windows(video):
+            return iter([self.load_clip(video)])
+        n = probe(video)["num_frames"]
+        frames = decode_clip(video, ClipSpec(n), fit=self.encoder.preprocess.size).frames
+        length = self.window_length
+        return (self.encoder.preprocess(frames[s : s + length]) for s in self.window_starts(len(frames)) or [0])
 
     @torch.inference_mode()
     def head_scores(self, feats: torch.Tensor) -> torch.Tensor:
@@ -239,77 +279,85 @@ class Scorer:
         with torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.device.type == "cuda"):
             return self.encoder(clips.to(self.device)).float()
 
-    def _score_clips(self, clips: Iterable[tuple[str, torch.Tensor | Exception]]) -> Iterator[float | Exception]:
-        """Raw score (or the error) of each (name, preprocessed clip or its error), in order, in batches."""
+    def _score_clips(self, clips: Iterable[tuple[object, str, torch.Tensor | Exception]]
+                     ) -> Iterator[tuple[object, float | Exception]]:
+        """(key, raw score or error) of each (key, name, preprocessed clip or its error), in order, in batches."""
         batch: list[tuple[str, torch.Tensor]] = []
-        pending: list[float | Exception | None] = []
+        pending: list[list] = []
         slots: list[int] = []
 
         def flush():
             if batch:
                 raw = self.head_scores(self.encode(torch.stack([c for _, c in batch]))).cpu().tolist()
                 for slot, (name, _), v in zip(slots, batch, raw):
-                    pending[slot] = v if math.isfinite(v) else NonFiniteScoreError(name, v)
+                    pending[slot][1] = v if math.isfinite(v) else NonFiniteScoreError(name, v)
                 batch.clear()
                 slots.clear()
 
-        for name, clip in clips:
-            pending.append(clip if isinstance(clip, Exception) else None)
+        for key, name, clip in clips:
+            pending.append([key, clip if isinstance(clip, Exception) else None])
             if not isinstance(clip, Exception):
                 slots.append(len(pending) - 1)
                 batch.append((name, clip))
             if len(batch) >= self.batch_size:
                 flush()
-                yield from pending
+                yield from map(tuple, pending)
                 pending.clear()
         flush()
-        yield from pending
+        yield from map(tuple, pending)
+
+    def _combined(self, clips: Iterable[tuple[object, str, torch.Tensor | Exception]]) -> Iterator[float | Exception]:
+        """One raw score (or error) per key of consecutive clips sharing it: the reading's combination of its windows."""
+        key, vals = object(), []
+        for k, v in self._score_clips(clips):
+            if vals and k != key:
+                yield self.combine(vals)
+                vals = []
+            key = k
+            vals.append(v)
+        if vals:
+            yield self.combine(vals)
+
+    def combine(self, vals: list) -> float | Exception:
+        """A video's raw score from its clips' (the reading's combination; the first error if any clip failed)."""
+        err = next((v for v in vals if isinstance(v, Exception)), None)
+        return err if err is not None else self.reading.reduce(vals)
 
     def score_raw_many(self, videos: Iterable[str | Path]) -> list[float | Exception]:
-        """Raw (unclipped) scores; an unreadable video yields its VideoDecodeError, a broken head its
-        NonFiniteScoreError, in its place."""
+        """Raw (unclipped) scores, each video read as the scorer's reading says; an unreadable video yields its
+        VideoDecodeError, a broken head its NonFiniteScoreError, in its place."""
 
         def clips():
-            for v in videos:
+            for i, v in enumerate(videos):
                 try:
-                    yield str(v), self.load_clip(v)
+                    for clip in self.read(v):
+                        yield i, str(v), clip
                 except VideoDecodeError as e:
-                    yield str(v), e
+                    yield i, str(v), e
 
-        return list(self._score_clips(clips()))
+        return list(self._combined(clips()))
 
     def score_windows(self, video: str | Path, stride: int | None = None) -> np.ndarray:
-        """Raw scores of ``video`` read as the training clips were cut: windows of the clip's length of
-        consecutive frames, one every ``stride`` frames (default: half a window), the last ending at the last frame.
-
-        :meth:`score` reads a video longer than the clip as that many frames spread over it, so each step spans
-        several frames and moves further than any training step did. That ranks videos of one length well, but
-        plausible real footage then scores as a violation, more so the longer it is (docs/results.md, "A long video,
-        read whole or in windows"), while each window is read as a training clip was: the scale across lengths.
-        A video of at most the clip's length is one window, read exactly as :meth:`score` reads it. The frames are
-        decoded once, reduced to what the encoder's input needs. Raises VideoDecodeError and NonFiniteScoreError.
-        """
+        """Raw scores of each window of ``video`` (windows of the clip's length of consecutive frames, ``stride``
+        apart, default the reading's), whatever the scorer's reading; a video no longer than a window is one.
+        Raises VideoDecodeError and NonFiniteScoreError."""
         if self.clip.mode != "uniform":
             raise ValueError(f"score_windows reads consecutive frames; this scorer samples {self.clip.fps} frames/s "
                              "(clip.mode='fps'), which already keeps a step's span fixed")
-        length = self.encoder.clip_spec(self.clip).num_frames
-        stride = max(1, length // 2) if stride is None else stride
-        if stride < 1:
-            raise ValueError(f"score_windows: stride must be >= 1, got {stride}")
-        n = probe(video)["num_frames"]
-        if n <= length:
-            clips = [(str(video), self.load_clip(video))]
-        else:
-            frames = decode_clip(video, ClipSpec(n), fit=self.encoder.preprocess.size).frames
-            starts = sorted({*range(0, n - length + 1, stride), n - length})
-            clips = ((f"{video}[{s}:{s + length}]", self.encoder.preprocess(frames[s : s + length])) for s in starts)
-        raw = list(self._score_clips(clips))
+        keep = self.reading
+        self.reading = Reading("windows", stride if stride is not None else keep.stride, keep.combine)
+        try:
+            clips = [(j, str(video), c) for j, c in enumerate(self.read(video))]
+        finally:
+            self.reading = keep
+        raw = [v for _, v in self._score_clips(clips)]
         for r in raw:
             if isinstance(r, Exception):
                 raise r
         return np.asarray(raw, dtype=np.float64)
 
     def score(self, video: str | Path) -> float:
+        """The video's score in [0, 1], read as the scorer's reading says (``score_raw_many`` for the raw score)."""
         s = self.score_raw_many([video])[0]
         if isinstance(s, Exception):
             raise s
@@ -319,14 +367,14 @@ class Scorer:
         """Scores (B,) of videos already in memory, as a generator emits them.
 
         ``frames``: (B, T, H, W, 3) uint8 array/tensor, or (B, T, 3, H, W) float tensor in [0, 1].
-        They are sampled, letterboxed and normalised exactly as a file holding the same frames would
-        be (``fps`` is needed only when the scorer samples at a fixed rate). ``raw=True`` returns the
-        unclipped scores. Raises NonFiniteScoreError rather than return NaN.
+        They are sampled (or cut into windows), letterboxed and normalised exactly as a file holding the same
+        frames would be (``fps`` is needed only when the scorer samples at a fixed rate). ``raw=True`` returns
+        the unclipped scores. Raises NonFiniteScoreError rather than return NaN.
         """
         from .frames import clips_from_frames
 
         out = []
-        for s in self._score_clips(clips_from_frames(frames, self.encoder, self.clip, fps)):
+        for s in self._combined(clips_from_frames(frames, self, fps)):
             if isinstance(s, Exception):
                 raise s
             out.append(s)

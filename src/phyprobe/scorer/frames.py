@@ -13,8 +13,7 @@ from typing import Iterator
 import numpy as np
 import torch
 
-from ..encoders import FrozenEncoder
-from ..io.video import ClipSpec, sample_indices
+from ..io.video import sample_indices
 
 
 def _as_hwc_255(frames) -> tuple[torch.Tensor, str]:
@@ -36,14 +35,21 @@ def _as_hwc_255(frames) -> tuple[torch.Tensor, str]:
     return x.permute(0, 1, 3, 4, 2).float().cpu() * 255.0, "float (B, T, 3, H, W)"
 
 
-def clips_from_frames(frames, encoder: FrozenEncoder, clip: ClipSpec, fps: float | None = None
-                      ) -> Iterator[tuple[str, torch.Tensor]]:
-    """("frames[i]", preprocessed clip (T', 3, H', W')) for each video of the batch, lazily."""
+def clips_from_frames(frames, scorer, fps: float | None = None) -> Iterator[tuple[int, str, torch.Tensor]]:
+    """(i, "frames[i]", preprocessed clip (T', 3, H', W')) for each clip the scorer's reading cuts from each video
+    of the batch (one, or its windows of consecutive frames), lazily."""
     x, _ = _as_hwc_255(frames)
-    spec = encoder.clip_spec(clip)
+    encoder = scorer.encoder
+    spec = encoder.clip_spec(scorer.clip)
     if spec.mode == "fps" and not (fps and fps > 0):
         raise ValueError(f"score_frames: this scorer samples at {spec.fps} frames/s, so pass the frames' fps")
-    times = np.arange(x.shape[1], dtype=np.float64) / (fps or 1.0)
-    idx = torch.from_numpy(sample_indices(times, spec))
+    starts = scorer.window_starts(x.shape[1])
+    if starts is None:
+        times = np.arange(x.shape[1], dtype=np.float64) / (fps or 1.0)
+        idx = torch.from_numpy(sample_indices(times, spec))
     for i in range(x.shape[0]):
-        yield f"frames[{i}]", encoder.preprocess(x[i, idx])
+        if starts is None:
+            yield i, f"frames[{i}]", encoder.preprocess(x[i, idx])
+        else:
+            for s in starts:
+                yield i, f"frames[{i}][{s}:{s + spec.num_frames}]", encoder.preprocess(x[i, s : s + spec.num_frames])

@@ -1,0 +1,73 @@
+"""How a scorer reads a video: the one reading that every door (``phyprobe score``, :class:`Scorer`, ``phyprobe
+serve``, ``eval.py``) applies, recorded in the exported scorer's ``config.json`` as ``reading``.
+
+The head learned from clips of ``clip.num_frames`` frames. A video that long or shorter is one clip, read as a
+training video was. A longer one is read ``windows`` (the default, for training clips of consecutive frames):
+windows of ``num_frames`` consecutive frames, ``stride`` apart, the last ending on the last frame, their raw
+scores combined by ``combine``; each window then spans what a training clip spanned, so a plausible long video
+scores as its training-length segments do. ``whole`` spreads the clip's frames over the whole video instead, the
+reading for a head trained on videos longer than its clip (a step then spans several frames). Training resolves
+``auto`` to whichever of the two its own clips were read by (:func:`trained_reading`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+READING_MODES = ("windows", "whole")
+AUTO = "auto"  # a training option only: resolved to windows or whole from the training videos' lengths
+COMBINE = {"mean": np.mean, "max": np.max}
+
+
+@dataclass(frozen=True)
+class Reading:
+    mode: str = "windows"
+    stride: int | None = None  # frames between window starts; None: half a window
+    combine: str = "mean"
+
+    def __post_init__(self):
+        if self.mode not in READING_MODES:
+            raise ValueError(f"reading.mode must be one of {READING_MODES}, got {self.mode!r}")
+        if self.combine not in COMBINE:
+            raise ValueError(f"reading.combine must be one of {sorted(COMBINE)}, got {self.combine!r}")
+        if self.stride is not None and (isinstance(self.stride, bool) or not isinstance(self.stride, int) or self.stride < 1):
+            raise ValueError(f"reading.stride must be a whole number >= 1 or null, got {self.stride!r}")
+
+    @classmethod
+    def from_dict(cls, d: dict | None) -> "Reading":
+        """A recorded reading; a scorer exported before readings were recorded read every video whole."""
+        return cls(mode="whole") if d is None else cls(**d)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def window_starts(self, num_frames: int, length: int) -> list[int] | None:
+        """The first frame of each window of ``length`` over a video of ``num_frames``, or None when the video is
+        one clip (read whole, or no longer than a window)."""
+        if self.mode == "whole" or num_frames <= length:
+            return None
+        stride = self.stride or max(1, length // 2)
+        return sorted({*range(0, num_frames - length + 1, stride), num_frames - length})
+
+    def reduce(self, raw) -> float:
+        """The video's raw score from its windows' raw scores (one clip: its own)."""
+        return float(COMBINE[self.combine](np.asarray(raw, dtype=np.float64)))
+
+    def describe(self, length: int) -> str:
+        if self.mode == "whole":
+            return f"{length} frames spread over the whole video"
+        return (f"windows of {length} consecutive frames, {self.stride or max(1, length // 2)} apart, "
+                f"their {self.combine}, for a video longer than {length} frames")
+
+
+def trained_reading(mode: str, stride: int | None, combine: str, clip_frames: int, uniform: bool,
+                    video_frames) -> Reading:
+    """The reading a head was trained with: ``auto`` is ``windows`` when every training video is at most
+    ``clip_frames`` long and read with uniform sampling (each training clip was consecutive frames), else
+    ``whole`` (the clip's frames were spread over longer videos, or sampled at a fixed rate)."""
+    if mode == AUTO:
+        longest = max(video_frames, default=0)
+        mode = "windows" if uniform and longest <= clip_frames else "whole"
+    return Reading(mode, stride, combine)
