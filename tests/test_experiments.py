@@ -37,16 +37,6 @@ def test_experiment_list_covers_the_paper_ablations():
             "encoder_vjepa2", "encoder_wan22_vae"} <= set(EXPERIMENTS)
 
 
-def test_default_backbone_reads_every_frame_of_32_and_other_backbones_keep_16(tmp_path):
-    """The default's flow is measured between consecutive frames of a 32-frame clip (its backbone config sets
-    the clip, over train.yaml's), with DIS flow; a frame encoder's runs keep train.yaml's 16 frames, and a
-    command-line clip still wins over both."""
-    default = compose_train(tmp_path, [])
-    assert default.clip.num_frames == 32 and default.backbone.fit.base.flow_method == "dis"
-    assert compose_train(tmp_path, ["backbone=efficientnet_lite0"]).clip.num_frames == 16
-    assert compose_train(tmp_path, ["clip.num_frames=8"]).clip.num_frames == 8
-
-
 def backbone_overrides(tmp_path: Path, experiment: str) -> list[str]:
     """Encoder ablations run the real code path on a random-initialised tiny variant of their encoder."""
     backbone = compose_train(tmp_path, [f"experiment={experiment}"]).backbone

@@ -19,8 +19,28 @@ from torch import nn
 from .pooling import TemporalStatsPool
 
 
+PAPER_PARAMETERS = 1_000_000  # the paper's head: a ~1M-parameter 3-layer GELU MLP
+
+
+def mlp_width(in_dim: int, parameters: int = PAPER_PARAMETERS) -> int:
+    """The hidden width (a multiple of 8) at which :class:`MLPHead` on ``in_dim`` inputs has about ``parameters``
+    weights: h^2 + (in_dim + 3) h + 1 = parameters. Width 256 on EfficientNet's 3x1280 input is the same 1.05M."""
+    b = in_dim + 3
+    h = (-b + (b * b + 4 * (parameters - 1)) ** 0.5) / 2
+    return max(8, int(round(h / 8)) * 8)
+
+
+def resolve_hidden(hidden: int | str, in_dim: int) -> int:
+    """``head.hidden``: a width, or ``auto`` for the paper's ~1M parameters on this input (:func:`mlp_width`)."""
+    if hidden == "auto":
+        return mlp_width(in_dim)
+    if isinstance(hidden, bool) or not isinstance(hidden, int) or hidden < 1:
+        raise ValueError(f"head.hidden must be a width >= 1 or 'auto', got {hidden!r}")
+    return hidden
+
+
 class MLPHead(nn.Module):
-    """3 linear layers with GELU between them. Width 256 on a 3×1280 input is ~1.05M parameters."""
+    """3 linear layers with GELU between them (``hidden`` wide; see :func:`mlp_width` for the paper's ~1M)."""
 
     def __init__(self, in_dim: int, hidden: int = 256, dropout: float = 0.1):
         super().__init__()
@@ -100,7 +120,7 @@ HEAD_KINDS = ("mlp", "monotone")
 class PhyProbeHead(nn.Module):
     """Per-step features (B, T, D) -> raw violation score s (B,). Report ``s.clamp(0, 1)``."""
 
-    def __init__(self, feature_dim: int, stats=("mean", "std", "max"), hidden: int = 256, dropout: float = 0.1,
+    def __init__(self, feature_dim: int, stats=("mean", "std", "max"), hidden: int | str = "auto", dropout: float = 0.1,
                  kind: str = "mlp", groups: list[list[int]] | None = None):
         """``groups``: for the monotone head, lists of per-step feature columns whose evidence shares a weight
         (each pooling statistic of a group is a group of its own); None: a weight per pooled input."""
@@ -114,8 +134,9 @@ class PhyProbeHead(nn.Module):
         self.feature_dim, self.kind = feature_dim, kind
         self.register_buffer("in_mean", torch.zeros(in_dim))
         self.register_buffer("in_std", torch.ones(in_dim))
+        self.hidden = resolve_hidden(hidden, in_dim) if kind == "mlp" else 0  # a monotone head has no hidden layer
         if kind == "mlp":
-            self.mlp = MLPHead(in_dim, hidden, dropout)
+            self.mlp = MLPHead(in_dim, self.hidden, dropout)
         else:
             pooled = None if groups is None else [[k * feature_dim + c for c in g] for k in range(len(stats)) for g in groups]
             self.monotone = MonotoneHead(in_dim, pooled)

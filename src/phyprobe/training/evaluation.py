@@ -140,7 +140,10 @@ def write_run_report(out: Path, metrics: dict, scores: pd.DataFrame, restricted:
             target.rmdir()
         else:
             pages[name] = page.relative_to(out)
-    head = ["# phyprobe run report", "", f"Run directory: `{out}`. Raw scores (before clipping) are evaluated; "
+    from .pipeline import recipe_line
+
+    recipe = [f"Recipe: {recipe_line(metrics['recipe'])}.", ""] if metrics.get("recipe") else []
+    head = ["# phyprobe run report", "", *recipe, f"Run directory: `{out}`. Raw scores (before clipping) are evaluated; "
             "intervals are 95 % percentile bootstrap. Baselines use the same encoder's features.", "",
             "## Headline figures", "", *headline_table(evaluators), ""]
     margins = [f"| {b} | {bench} | {fmt_leaf(r)} |" for b, per in metrics.get("margins", {}).items()

@@ -32,6 +32,8 @@ from ..io.video import ClipSpec
 from ..runinfo import atomic_write_json, save_run_info
 from ..baselines.vjepa2_surprisal import uses_own_predictor, vjepa2_surprisal_scores
 from ..scorer import export_scorer
+from ..io.video import VideoDecodeError, probe
+from ..scorer.reading import Reading, trained_reading
 from .data import PairFeatureDataModule
 from ..baselines.motion import motion_scores
 from ..eval.shortcuts import shortcut_diagnostics
@@ -205,6 +207,62 @@ def fit_backbone_in_run(cfg: DictConfig, out: Path) -> DictConfig:
     return OmegaConf.create(backbone)
 
 
+def video_frames(m: Manifest) -> list[int]:
+    """Each video's frame count: from its metadata (world builds record it), else probed from the file."""
+    out = []
+    for path, md in zip(m.videos["path"], m.videos["metadata"]):
+        n = (md or {}).get("num_frames")
+        if n is None:
+            try:
+                n = probe(m.video_path(path))["num_frames"]
+            except VideoDecodeError:
+                continue  # not read in training either: it was reported as skipped
+        out.append(int(n))
+    return out
+
+
+def reading_of(cfg: DictConfig, clip: ClipSpec, train_m: Manifest) -> Reading:
+    """``reading``: how the exported scorer reads a video longer than the clip, as the training clips were read
+    (``auto``: windows when every training video is at most the clip's length)."""
+    r = OmegaConf.to_container(cfg.get("reading") or {}, resolve=True)
+    try:
+        frames = video_frames(train_m) if r.get("mode", "auto") == "auto" else []
+        return trained_reading(r.get("mode", "auto"), r.get("stride"), r.get("combine", "mean"), clip.num_frames,
+                               clip.mode == "uniform", frames)
+    except (TypeError, ValueError) as e:
+        raise InvalidOption(f"reading: {e}") from None
+
+
+def describe_recipe(cfg: DictConfig, encoder: FrozenEncoder, head: PhyProbeHead, clip: ClipSpec, reading: Reading) -> dict:
+    """What this run trains, as run_info.json, metrics.json and report.md state it: the frozen encoder (and the
+    self-supervised stage fitted before the head, if any), the pooling, the head and its size, the losses, and how
+    a video is read."""
+    backbone = OmegaConf.to_container(cfg.backbone, resolve=True)
+    fitted = backbone.get("checkpoint") == FIT_IN_RUN
+    loss = OmegaConf.to_container(cfg.loss, resolve=True)
+    return {
+        "encoder": {"name": encoder.name, "feature_dim": encoder.feature_dim, "frozen": True,
+                    "fitted_before_head": ("a self-supervised dynamics model, fitted on this run's plausible training clips "
+                                           "and frozen before the head trains (<run>/dynamics)") if fitted else None},
+        "pooling": list(cfg.pooling.stats),
+        "head": {"kind": head.kind, "hidden": head.hidden, "input_dim": head.pool.out_dim(encoder.feature_dim),
+                 "parameters": head.num_parameters()},
+        "loss": {k: loss[k] for k in ("lambda_rank", "lambda_mag", "lambda_cal") if k in loss},
+        "clip": clip.to_dict(),
+        "reading": reading.to_dict(),
+    }
+
+
+def recipe_line(recipe: dict) -> str:
+    """The recipe in one line, for train.log and the report."""
+    e, h, lam = recipe["encoder"], recipe["head"], recipe["loss"]
+    head = (f"3-layer GELU MLP, hidden {h['hidden']}" if h["kind"] == "mlp" else "monotone evidence head")
+    return (f"frozen {e['name']} encoder ({e['feature_dim']}-d per step{', fitted before the head' if e['fitted_before_head'] else ''})"
+            f" -> [{'; '.join(recipe['pooling'])}] pooling ({h['input_dim']}-d) -> {head}, {h['parameters']:,} parameters"
+            f" -> L_rank x {lam.get('lambda_rank')} + L_mag x {lam.get('lambda_mag')} + L_cal x {lam.get('lambda_cal')};"
+            f" {recipe['clip']['num_frames']}-frame clips")
+
+
 def train(cfg: DictConfig) -> dict:
     """Run one training job described by ``cfg``; returns the evaluation metrics."""
     out = Path(cfg.paths.output_dir)
@@ -229,13 +287,16 @@ def train(cfg: DictConfig) -> dict:
     excluded = set(manifest.videos["id"][manifest.videos["source"].isin(trained_on)]) - set(trainable.videos["id"])
     if train_m.pairs.empty:
         raise InvalidOption(f"no training pairs in splits {list(cfg.data.train_splits)} of {manifest.root}")
+    reading = reading_of(cfg, clip, train_m)
     kind = cfg.head.get("kind", "mlp")  # groups weigh a monotone head's inputs; an MLP has no weights to share
     groups = head_groups(encoder, cfg.head.get("groups", "per_feature")) if kind == "monotone" else None
     head = PhyProbeHead(encoder.feature_dim, stats=tuple(cfg.pooling.stats), hidden=cfg.head.hidden, dropout=cfg.head.dropout,
                         kind=kind, groups=groups)
     train_rows = [row_of[v] for v in train_m.videos["id"]]
     head.fit_normalisation(feats, train_rows)
-    log.info("head: %d parameters on %d-d pooled input", head.num_parameters(), head.pool.out_dim(encoder.feature_dim))
+    recipe = describe_recipe(cfg, encoder, head, clip, reading)
+    save_run_info(out, OmegaConf.to_container(cfg, resolve=True), cfg.seed, recipe=recipe)
+    log.info("recipe: %s", recipe_line(recipe))
 
     dm = PairFeatureDataModule(feats, row_of, train_m.pairs, val_m.pairs if not val_m.pairs.empty else train_m.pairs,
                                normalise_magnitudes(manifest.videos, cfg.data.magnitude_transform),
@@ -257,9 +318,9 @@ def train(cfg: DictConfig) -> dict:
     scores_csv = out / "scores.csv"  # 9 significant digits: every float32 score round-trips exactly
     scores[["id", "path", "split", "source", "raw_score", "score"]].to_csv(scores_csv, index=False, float_format="%.9g")
 
-    head_cfg = {"feature_dim": encoder.feature_dim, "stats": list(cfg.pooling.stats), "hidden": cfg.head.hidden,
+    head_cfg = {"feature_dim": encoder.feature_dim, "stats": list(cfg.pooling.stats), "hidden": head.hidden,
                 "dropout": cfg.head.dropout, "kind": head.kind, **({"groups": groups} if groups is not None else {})}
-    scorer_dir = export_scorer(out / "scorer", encoder, head, clip, cfg.feature_dtype, head_cfg,
+    scorer_dir = export_scorer(out / "scorer", encoder, head, clip, cfg.feature_dtype, head_cfg, reading=reading,
                                extra={"training": {"run_dir": str(out), "seed": cfg.seed, "num_train_pairs": len(train_m.pairs), "trained_on": trained_on,
                                                    "feature_cache": str(cache.dir)}})
     log.info("scorer exported to %s", scorer_dir)
@@ -286,6 +347,7 @@ def train(cfg: DictConfig) -> dict:
         metrics.setdefault("margins", {})[name] = same_scene_margins(restricted, model_scores, base, cfg.eval.n_boot)
     metrics["shortcuts"] = {name: shortcut_diagnostics(bench_videos.videos, sc, cfg.eval.n_boot)
                             for name, sc in {"phyprobe": model_scores, **baselines}.items()}
+    metrics["recipe"] = recipe
     metrics["run"] = {"output_dir": str(out), "skipped_videos": len(skipped), "num_videos": len(manifest),
                       "head_parameters": head.num_parameters(), "num_train_pairs": len(train_m.pairs)}
     atomic_write_json(out / "metrics.json", metrics)
