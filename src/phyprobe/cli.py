@@ -1,37 +1,88 @@
 """``phyprobe`` command line: one sub-command per job, each defined beside the code it drives.
 
-A user's mistake ends in one line, ``phyprobe: error: <file>: <reason>``, and exit code 2; the
-traceback is shown only with the global ``--debug`` (see :mod:`phyprobe.errors`)."""
+Only the sub-command asked for is imported, so ``phyprobe --help``, ``--version`` and a mistake in the
+arguments answer at once. A user's mistake ends in one line, ``phyprobe: error: <file>: <reason>``, and exit
+code 2; the traceback is shown only with the global ``--debug`` (see :mod:`phyprobe.errors`). SIGTERM stops a
+command as Ctrl-C does: what finished is kept (results files, feature shards, judgements), and a rerun resumes.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
+# name -> (module whose add_cli(sub) adds the full sub-parser, one-line help for the overview)
+SUBCOMMANDS = {
+    "score": ("phyprobe.scorer.cli", "score videos with an exported scorer: one score in [0, 1] per video"),
+    "serve": ("phyprobe.serve", "serve a scorer over HTTP (POST /score, GET /health, GET /ready)"),
+    "extract": ("phyprobe.features.extract", "encode a manifest's videos once into the feature cache"),
+    "world": ("phyprobe.world.build", "the procedural physics world (plausible / violated / quality-degraded clips)"),
+    "data": ("phyprobe.data.datasets.cli", "convert public datasets into the pair manifest; describe and check manifests"),
+    "summarize": ("phyprobe.eval.summary", "collect a multirun's metrics into one table with intervals and bar plots"),
+    "targets": ("phyprobe.eval.targets", "judge finished runs against the targets the default is held to"),
+    "judge": ("phyprobe.judges.run", "rubric judges (MLLM servers, vision tools) and their agreement with other raters"),
+}
+EXIT_STOPPED = 130  # stopped by SIGINT or SIGTERM, as a shell reports Ctrl-C
 
-def _subcommands():
-    """(module, function) pairs that add a sub-parser; imported lazily so `phyprobe score` stays fast."""
-    return [
-        ("phyprobe.scorer", "add_cli"),
-        ("phyprobe.world.build", "add_cli"),
-        ("phyprobe.features.extract", "add_cli"),
-        ("phyprobe.eval.summary", "add_cli"),
-        ("phyprobe.eval.targets", "add_cli"),
-        ("phyprobe.data.datasets.cli", "add_cli"),
-        ("phyprobe.judges.run", "add_cli"),
-        ("phyprobe.serve", "add_cli"),
-    ]
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("phyprobe")
+    except PackageNotFoundError:  # run from a source tree that is not installed
+        from . import __version__
+
+        return __version__
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; ``command``: the one sub-command whose module is imported for its full arguments (None: only the
+    overview of every sub-command)."""
     import importlib
 
     parser = argparse.ArgumentParser(prog="phyprobe", description="Learned evaluator of physical consistency in videos.")
     parser.add_argument("--debug", action="store_true", help="show the full traceback of an error")
-    sub = parser.add_subparsers(dest="command", required=True)
-    for mod, fn in _subcommands():
-        getattr(importlib.import_module(mod), fn)(sub)
+    parser.add_argument("--version", action="version", version=f"phyprobe {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (module, help_) in SUBCOMMANDS.items():
+        if name == command:
+            importlib.import_module(module).add_cli(sub)
+        else:
+            sub.add_parser(name, help=help_, add_help=False)
     return parser
+
+
+def _command(argv: list[str]) -> str | None:
+    """The sub-command named in ``argv`` (the first argument that is not an option), if it is one."""
+    first = next((a for a in argv if not a.startswith("-")), None)
+    return first if first in SUBCOMMANDS else None
+
+
+_signalled: list[int] = []  # the stopping signals received
+
+
+def _stop_on_signals() -> None:
+    """SIGTERM (a scheduler's preemption, ``timeout``, ``kill``) raises KeyboardInterrupt, as SIGINT does, so every
+    command stops where Ctrl-C stops it; Lightning keeps a handler installed before its own (and turns the interrupt
+    into ``sys.exit(1)``, so the signal is remembered here to report it)."""
+    import signal
+
+    def stop(signum, frame):
+        _signalled.append(signum)
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, stop)
+
+
+def _quiet_libraries() -> None:
+    """Library deprecation notices are for this package's developers, not for its users' output."""
+    import warnings
+
+    for category in (DeprecationWarning, FutureWarning, PendingDeprecationWarning):
+        warnings.filterwarnings("ignore", category=category)
+    warnings.filterwarnings("ignore", message=r".*is deprecated.*")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,12 +90,21 @@ def main(argv: list[str] | None = None) -> int:
 
     from .errors import DEBUG_ENV, report_user_errors
 
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(_command(argv))
     args = parser.parse_args(argv)
     if args.debug:
         os.environ[DEBUG_ENV] = "1"  # so library code that reports its own errors shows tracebacks too
-    with report_user_errors(args.debug or None):
-        return int(args.func(args) or 0)
+    _stop_on_signals()
+    _quiet_libraries()
+    try:
+        with report_user_errors(args.debug or None):
+            return int(args.func(args) or 0)
+    except (KeyboardInterrupt, SystemExit) as e:
+        if isinstance(e, SystemExit) and not _signalled:
+            raise
+        print(f"phyprobe {args.command}: stopped; what finished is kept, and the same command resumes", file=sys.stderr)
+        return EXIT_STOPPED
 
 
 if __name__ == "__main__":

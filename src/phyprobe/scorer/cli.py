@@ -75,7 +75,11 @@ def add_cli(sub) -> None:
 def _run(args) -> int:
     """Scores every input; a user error (a broken scorer, an input naming no videos) ends the run in
     one line through the CLI's error report, an unusable video is one error row among the scores."""
-    from ..errors import user_error_line
+    from ..errors import UserError, user_error_line
+    from .names import is_repo_id
+
+    if not Path(args.scorer).exists() and not is_repo_id(args.scorer):  # answered before torch loads
+        raise UserError(f"{args.scorer}: no such scorer directory")
     from .batch import ResultFile, resolve_inputs, score_files
     from .core import Scorer
     from .reading import Reading

@@ -39,8 +39,7 @@ from ..io.video import ClipSpec, VideoDecodeError, decode_clip, probe
 from ..runinfo import atomic_write_json, code_version
 from .reading import Reading
 
-FORMAT = "phyprobe-scorer/1"
-WEIGHTS, CONFIG, CARD, BUNDLE = "model.safetensors", "config.json", "README.md", "encoder"
+from .names import BUNDLE, CONFIG, FORMAT, WEIGHTS
 
 
 class ScorerLoadError(UserError, ValueError):

@@ -17,9 +17,9 @@ import re
 import tempfile
 from pathlib import Path
 
-from .core import BUNDLE, CARD, CONFIG, WEIGHTS, ScorerLoadError
+from .core import ScorerLoadError
+from .names import BUNDLE, CARD, CONFIG, WEIGHTS, is_repo_id
 
-_REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 INTENDED_USE = """\
 Scoring generated or real videos for violations of intuitive physics (objects teleporting, passing
@@ -40,9 +40,6 @@ KNOWN_LIMITS = """\
 - Frames are letterboxed, so small objects in wide frames get few pixels and their violations are seen less.
 - Quality degradations (blur, noise, compression) can outscore a real violation of the same scene."""
 
-
-def is_repo_id(name: str) -> bool:
-    return bool(_REPO_ID.match(name)) and not name.startswith((".", "/"))
 
 
 def resolve(path: str | Path, revision: str | None = None, cache_dir: str | Path | None = None) -> Path:

@@ -1,0 +1,62 @@
+"""The phyprobe command as a process: it answers --help, --version and a mistake before torch loads, and SIGTERM
+stops a scoring run within seconds with every finished row kept, so the same command completes the file."""
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from phyprobe import __version__
+from phyprobe.cli import SUBCOMMANDS
+from phyprobe.io.video import write_video
+from scorer_fixtures import make_scorer
+
+CLI = [sys.executable, "-m", "phyprobe.cli"]
+NO_TORCH = "import sys, runpy; sys.argv = ['phyprobe', *sys.argv[1:]]; " \
+           "from phyprobe.cli import main\ntry:\n    main()\nexcept SystemExit:\n    pass\nprint('TORCH' if 'torch' in sys.modules else 'LIGHT')"
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"], ["score", "--help"], ["score", "no/such/dir/x", "a.mp4"]])
+def test_overview_version_and_a_mistake_do_not_load_torch(args):
+    res = subprocess.run([sys.executable, "-c", NO_TORCH, *args], capture_output=True, text=True, timeout=60)
+    assert res.stdout.strip().endswith("LIGHT"), res.stdout + res.stderr
+
+
+def test_version_and_overview():
+    assert subprocess.run([*CLI, "--version"], capture_output=True, text=True).stdout.strip() == f"phyprobe {__version__}"
+    overview = subprocess.run([*CLI, "--help"], capture_output=True, text=True).stdout
+    assert all(name in overview for name in SUBCOMMANDS)
+    err = subprocess.run([*CLI, "score", "no/such/dir/x", "a.mp4"], capture_output=True, text=True)
+    assert err.returncode == 2 and err.stderr.strip() == "phyprobe: error: no/such/dir/x: no such scorer directory"
+
+
+def test_sigterm_stops_scoring_and_a_rerun_completes_the_file(tmp_path):
+    scorer = make_scorer(tmp_path / "scorer")
+    videos = tmp_path / "videos"
+    rng = np.random.default_rng(0)
+    for i in range(160):
+        write_video(videos / f"v{i:03d}.mp4", rng.integers(0, 255, (4, 32, 32, 3), dtype=np.uint8))
+    out = tmp_path / "scores.jsonl"
+    cmd = [*CLI, "score", str(scorer), str(videos), "--out", str(out), "--batch-size", "1", "--no-progress"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 240
+    while (not out.exists() or len(out.read_text().splitlines()) < 3) and time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert time.monotonic() - sent < 5, "SIGTERM took more than 5 s to stop the run"
+    assert proc.returncode != 0 and "stopped" in err
+    first = [json.loads(line)["video"] for line in out.read_text().splitlines()]
+    assert 3 <= len(first) < 160, "the run was stopped part way"
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    names = [r["video"] for r in rows]
+    assert len(names) == len(set(names)) == 160 and names[: len(first)] == first  # nothing lost, nothing twice
+    assert all("score" in r for r in rows)
