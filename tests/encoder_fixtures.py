@@ -2,7 +2,7 @@
 
 ``TINY_BUILDS`` gives, per registry entry, the ``from_config`` options of a random-initialised toy
 variant that runs the real code path. :func:`save_tiny_local_weights` writes such a model to disk in
-the layout a user gets from ``huggingface-cli download`` — either a plain directory (passed as
+the layout a user gets from ``hf download`` — either a plain directory (passed as
 ``weights=<dir>``) or a Hugging Face cache (``weights="hub"`` with ``HF_HUB_CACHE`` pointing at it) —
 and returns the options that load it plus a reference encoder holding the same weights, so a test
 can check that loading reproduces the saved model's features, or train a head on top of it.
@@ -88,7 +88,7 @@ def _tiny_wan_vae():
 def save_tiny_local_weights(name: str, root: Path, layout: str = "dir") -> LocalWeights:
     """Save a random tiny ``name`` model under ``root`` as downloaded weights; see the module doc.
 
-    ``layout``: "dir" (a local directory, as ``huggingface-cli download ... --local-dir``) or
+    ``layout``: "dir" (a local directory, as ``hf download ... --local-dir``) or
     "hf_cache" (a hub cache at ``root/hub``).
     """
     from phyprobe.encoders import dinov2, open_clip_encoders, perception_encoder, vjepa2, wan_vae

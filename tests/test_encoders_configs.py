@@ -29,7 +29,7 @@ def test_backbone_config_fails_cleanly_offline(path, tmp_path, monkeypatch):
     with pytest.raises(InstantiationException) as e:
         instantiate(cfg)
     assert isinstance(e.value.__cause__, WeightsNotFoundError)
-    assert "huggingface-cli download" in str(e.value.__cause__)
+    assert "hf download" in str(e.value.__cause__)
 
 
 @pytest.mark.parametrize("path", MINE, ids=[p.stem for p in MINE])

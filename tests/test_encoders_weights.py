@@ -30,7 +30,7 @@ def test_missing_hub_weights_raise_one_clear_error(name, empty_hf_home):
     with pytest.raises(WeightsNotFoundError) as e:
         from_config(name)  # default: weights="hub"
     msg = str(e.value)
-    assert HUB_IDS[name] in msg and "huggingface-cli download" in msg and str(empty_hf_home) in msg
+    assert HUB_IDS[name] in msg and "hf download" in msg and str(empty_hf_home) in msg
     assert "weights=<path>" in msg
 
 

@@ -46,5 +46,5 @@ def test_train_without_weights_gives_the_download_instructions(tmp_path):
     res = subprocess.run([sys.executable, "train.py", "backbone=perception_encoder", f"hydra.run.dir={tmp_path / 'run'}"],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 2
-    assert "huggingface-cli download" in res.stderr and "weights=<path>" in res.stderr
+    assert "hf download" in res.stderr and "weights=<path>" in res.stderr
     assert "Traceback" not in res.stderr

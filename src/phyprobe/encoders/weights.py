@@ -69,7 +69,7 @@ def resolve_file(model: str, weights: str, hub_files: list[tuple[str, str]], loc
             model,
             "no weights in the Hugging Face cache (looked for "
             + ", ".join(f"{r}/{f}" for r, f in hub_files) + ").",
-            [f"huggingface-cli download {r} {f}" for r, f in hub_files],
+            [f"hf download {r} {f}" for r, f in hub_files],
             "a checkpoint file, or a directory holding one of " + ", ".join(local_names),
         )
     p = Path(weights).expanduser()
@@ -77,12 +77,12 @@ def resolve_file(model: str, weights: str, hub_files: list[tuple[str, str]], loc
         found = next((p / n for n in local_names if (p / n).is_file()), None)
         if found is None:
             raise _not_found(model, f"directory {p} holds none of {', '.join(local_names)}.",
-                             [f"huggingface-cli download {r} {f} --local-dir {p}" for r, f in hub_files],
+                             [f"hf download {r} {f} --local-dir {p}" for r, f in hub_files],
                              "the directory must hold one of those files")
         p = found
     if not p.is_file():
         raise _not_found(model, f"weights path {p} does not exist.",
-                         [f"huggingface-cli download {r} {f} --local-dir <dir>" for r, f in hub_files],
+                         [f"hf download {r} {f} --local-dir <dir>" for r, f in hub_files],
                          "a checkpoint file, or a directory holding one of " + ", ".join(local_names))
     return p, _local_id(p, [p])
 
@@ -94,7 +94,7 @@ def resolve_pretrained_dir(model: str, weights: str, repo_id: str, subfolder: st
     only ever handed a local path.
     """
     rel = f"{subfolder}/config.json" if subfolder else "config.json"
-    download = [f"huggingface-cli download {repo_id}" + (f" --include '{subfolder}/*'" if subfolder else "")]
+    download = [f"hf download {repo_id}" + (f" --include '{subfolder}/*'" if subfolder else "")]
     if weights == "hub":
         cfg = _cached(repo_id, rel)
         if cfg is None:
