@@ -15,7 +15,7 @@ from train_helpers import CONFIGS
 
 
 def test_cli_run_agree_and_compare(tmp_path, capsys, monkeypatch):
-    monkeypatch.chdir(CONFIGS.parent)  # configs/judge/ is found from the repository root
+    monkeypatch.chdir(tmp_path)  # outside the repository: the project's configs/judge/ is found from any directory
     root = case_manifest(tmp_path / "m", cases=("ok",) * 6)
     with ScriptedServer() as srv:
         for name, samples in (("a", 1), ("b", 3)):

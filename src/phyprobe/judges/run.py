@@ -24,6 +24,7 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 
 from ..data.manifest import Manifest, write_jsonl
+from ..errors import UserError
 from ..runinfo import atomic_write_json
 from .base import JudgeResult, judge_manifest
 from .client import ClientConfig, JudgeClient, ResponseCache, VideoInput
@@ -33,18 +34,24 @@ log = logging.getLogger(__name__)
 CACHE_FILE = "responses.jsonl"
 
 
+def _judge_dir(root: str | os.PathLike | None) -> Path:
+    """``<root>/configs/judge``, or the project's own judge configs (found from any working directory)."""
+    from ..config_files import config_dir
+
+    return (Path(root) / "configs" if root else config_dir()) / "judge"
+
+
 def available_configs(root: str | os.PathLike | None = None) -> list[str]:
-    d = (Path(root) if root else Path.cwd()) / "configs" / "judge"
-    return sorted(p.stem for p in d.glob("*.yaml"))
+    return sorted(p.stem for p in _judge_dir(root).glob("*.yaml"))
 
 
 def load_config(name_or_path: str | os.PathLike, root: str | os.PathLike | None = None) -> DictConfig:
     """A judge config from a YAML path or a name under ``configs/judge/``."""
     path = Path(name_or_path)
     if not path.suffix and not path.exists():
-        path = (Path(root) if root else Path.cwd()) / "configs" / "judge" / f"{path}.yaml"
+        path = _judge_dir(root) / f"{path}.yaml"
     if not path.is_file():
-        raise FileNotFoundError(f"no judge config {name_or_path!r} (known: {available_configs(root)})")
+        raise UserError(f"{name_or_path}: no such judge config file, nor a name of one (known: {available_configs(root)})")
     return OmegaConf.load(path)
 
 

@@ -200,9 +200,13 @@ def load_magnitude_map(name: str, spec: str | os.PathLike | dict | None, configs
     """The source's map from ``spec`` (a YAML path or a mapping), default ``configs/magnitudes/NAME.yaml``."""
     if isinstance(spec, dict):
         return MagnitudeMap.from_dict(spec, where=f"magnitude map {name}")
-    path = Path(spec) if spec is not None else Path(configs or "configs") / "magnitudes" / f"{name}.yaml"
+    if spec is None:
+        from ...config_files import config_dir
+
+        spec = (Path(configs) if configs else config_dir()) / "magnitudes" / f"{name}.yaml"
+    path = Path(spec)
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: magnitude map for {name} not found (run from the repository root or pass --magnitudes)")
+        raise FileNotFoundError(f"{path}: magnitude map for {name} not found (pass --magnitudes)")
     with open(path, encoding="utf-8") as f:
         return MagnitudeMap.from_dict(yaml.safe_load(f), where=str(path))
 

@@ -30,7 +30,7 @@ def add_cli(sub) -> None:
     st = data.add_parser("stats", help="counts by source, kind, correspondence and split, with plots")
     st.add_argument("manifest")
     st.add_argument("--plots", help="folder for the plots (default: MANIFEST/stats)")
-    st.add_argument("--maps", default="configs/magnitudes", help="magnitude maps to plot beside the histograms")
+    st.add_argument("--maps", help="magnitude maps to plot beside the histograms (default: the project's configs/magnitudes)")
     st.set_defaults(func=_stats)
 
     lk = data.add_parser("leakage", help="fail if training videos, prompts or first frames occur in a benchmark's test split")
@@ -72,8 +72,11 @@ def _stats(args) -> int:
     print_stats(m)
     plots = Path(args.plots) if args.plots else Path(args.manifest) / "stats"
     files = plot_stats(m, plots)
-    if Path(args.maps).is_dir():
-        files.append(plot_magnitude_maps(Path(args.maps), plots))
+    from ...config_files import config_dir
+
+    maps = Path(args.maps) if args.maps else config_dir() / "magnitudes"
+    if maps.is_dir():
+        files.append(plot_magnitude_maps(maps, plots))
     print("plots: " + ", ".join(str(f) for f in files))
     return 0
 
