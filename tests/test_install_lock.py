@@ -12,7 +12,7 @@ from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[1]
 EXTRAS = ("test", "hf", "clip")  # what `make install` installs
-PINNED_ELSEWHERE = {"torch", "torchvision"}  # pinned in pyproject.toml and installed first by the Makefile
+PINNED_ELSEWHERE = {"torch", "torchvision"}  # pinned by the Makefile, which installs them first (pyproject.toml gives a range)
 
 
 def lock() -> dict[str, str]:
