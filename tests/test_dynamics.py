@@ -284,12 +284,13 @@ def test_cross_world_fit_sees_the_named_sources_only(tiny_worlds, tmp_path):
     assert fit["num_val_clips"] == int((plausible_3d & (v["split"] == "val")).sum())
 
 
-def test_default_backbone_fits_its_model_in_the_run_and_the_scorer_carries_it(manifest, tmp_path):
-    """`backbone=flow_dynamics` (the default) fits the dynamics model on the run's own plausible training clips,
-    and the exported scorer holds a copy: moved elsewhere, with the run's copy gone, it reproduces the run."""
+def test_evidence_head_fits_its_model_in_the_run_and_the_scorer_carries_it(manifest, tmp_path):
+    """`experiment=evidence_head` (the dynamics backbone under the monotone head) fits the dynamics model on the
+    run's own plausible training clips, and the exported scorer holds a copy: moved elsewhere, with the run's copy
+    gone, it reproduces the run."""
     run = tmp_path / "run"
     overrides = [o for o in TOY if not o.startswith("clip.")]
-    cfg = compose_train(run, [*overrides, f"clip.num_frames={FRAMES}", "backbone.fit.base.grid=2",
+    cfg = compose_train(run, [*overrides, "experiment=evidence_head", f"clip.num_frames={FRAMES}", "backbone.fit.base.grid=2",
                               "backbone.fit.predictor.epochs=20", "backbone.fit.predictor.hidden=16", "data=manifest",
                               f"data.source.path={manifest}", "eval.report=false", "eval.n_boot=20",
                               f"paths.cache_dir={tmp_path / 'cache'}"])
@@ -324,15 +325,14 @@ def test_default_backbone_fits_its_model_in_the_run_and_the_scorer_carries_it(ma
     assert (resaved / "encoder" / "checkpoint" / "model.safetensors").is_file()
 
 
-def test_default_backbone_with_the_paper_s_pooling_and_mlp_head_trains(manifest, tmp_path):
-    """The ablation flow_dynamics.yaml names (`pooling.stats=[mean,std,max] head.kind=mlp`): the evidence groups
-    of its monotone head do not apply to an MLP, and the run trains one."""
+def test_default_backbone_trains_the_papers_mlp_head(manifest, tmp_path):
+    """The default recipe on the dynamics backbone: [mean; std; max] pooling and the MLP, no evidence groups."""
     overrides = [o for o in TOY if not o.startswith("clip.")]
     cfg = compose_train(tmp_path, [*overrides, f"clip.num_frames={FRAMES}", "backbone.fit.base.grid=2",
                                    "backbone.fit.predictor.epochs=5", "backbone.fit.predictor.hidden=16", "data=manifest",
                                    f"data.source.path={manifest}", "eval.report=false", "eval.n_boot=20", "eval.baselines=[]",
-                                   f"paths.cache_dir={tmp_path / 'cache'}", "pooling.stats=[mean,std,max]", "head.kind=mlp"])
-    assert cfg.head.groups == "encoder"
+                                   f"paths.cache_dir={tmp_path / 'cache'}"])
+    assert cfg.backbone.checkpoint == "fit" and cfg.head.kind == "mlp" and list(cfg.pooling.stats) == ["mean", "std", "max"]
     train(cfg)
     head = json.loads((tmp_path / "scorer" / "config.json").read_text())["head"]
     assert head["kind"] == "mlp" and "groups" not in head

@@ -79,7 +79,7 @@ def test_windows_read_a_long_video_as_the_training_clips_were_cut(toy_run, tmp_p
     expected = scorer.score_frames(np.stack([decoded[s : s + length] for s in starts]), raw=True)
     assert len(got) == len(starts) and np.allclose(got, expected, atol=1e-6)
     assert len(scorer.score_windows(long, stride=1)) == n - length + 1
-    with pytest.raises(ValueError, match="stride must be >= 1"):
+    with pytest.raises(ValueError, match="stride must be a whole number >= 1"):
         scorer.score_windows(long, stride=0)
 
 

@@ -39,6 +39,8 @@ def write_lossless(path: Path, frames: np.ndarray, fps: float = 25.0) -> Path:
 
 @pytest.fixture(scope="module")
 def scorer(tmp_path_factory):
+    """Read whole (make_scorer's reading): these tests hold the in-memory sampler and preprocessing to a file's
+    (windows reuse both; a long video's windows from memory are held to their mean in test_reading.py)."""
     return Scorer.from_pretrained(make_scorer(tmp_path_factory.mktemp("scorer") / "s", num_frames=6))
 
 

@@ -67,8 +67,10 @@ def scorer_scores(scorer_dir: str | Path, manifest, cache_dir: str | Path, extra
         log.info("reading the videos as %s, %s, not as the scorer was trained (%s, %s)", scorer.clip, scorer.reading,
                  scorer.config.get("clip"), scorer.config.get("reading"))
     windowed = manifest.videos["path"].map(lambda p: scorer.in_windows(manifest.video_path(p))).to_numpy(dtype=bool)
-    feats, kept = scorer_feature_table(scorer, manifest.keep(~windowed), cache_dir, extract)
-    scores = dict(zip(kept.videos["id"], score_features(scorer.head, feats)))
+    scores = {}
+    if not windowed.all():
+        feats, kept = scorer_feature_table(scorer, manifest.keep(~windowed), cache_dir, extract)
+        scores = dict(zip(kept.videos["id"], score_features(scorer.head, feats)))
     if windowed.any():
         long = manifest.videos[windowed]
         log.info("%d videos longer than the clip: read in %s", len(long), scorer.reading.describe(scorer.window_length))

@@ -274,17 +274,23 @@ def score_windowed_videos(scorer: Scorer, videos: list[str], emit, done: dict[st
 
 def score_files(scorer: Scorer, videos: list[str], emit, done: dict[str, dict] | None = None, progress: bool = False,
                 **batch_kwargs) -> BatchReport:
-    """Every video read as the scorer's reading says: those read as one clip through :func:`score_videos` (workers,
-    devices, batches across videos), those cut into windows by :func:`score_windowed_videos`, after them."""
-    todo, _, t0 = _pending(videos, done)
-    windowed = {v for v in todo if scorer.in_windows(v)}
-    one = score_videos(scorer, [v for v in videos if v not in windowed], emit, done, progress=progress, **batch_kwargs)
-    if windowed:
-        many = score_windowed_videos(scorer, [v for v in videos if v in windowed], emit, progress=progress)
-        one.scored, one.failed = one.scored + many.scored, one.failed + many.failed
-    one.total = len(videos)
-    one.seconds = time.perf_counter() - t0
-    return one
+    """Every video read as the scorer's reading says, rows emitted in input order: runs of videos read as one clip
+    through :func:`score_videos` (workers, devices, batches across videos), videos cut into windows by
+    :func:`score_windowed_videos`."""
+    todo, report, t0 = _pending(videos, done)
+    runs: list[tuple[bool, list[str]]] = []
+    for v in todo:
+        windowed = scorer.in_windows(v)
+        if runs and runs[-1][0] == windowed:
+            runs[-1][1].append(v)
+        else:
+            runs.append((windowed, [v]))
+    for windowed, chunk in runs:
+        part = (score_windowed_videos(scorer, chunk, emit, progress=progress) if windowed
+                else score_videos(scorer, chunk, emit, progress=progress, **batch_kwargs))
+        report.scored, report.failed = report.scored + part.scored, report.failed + part.failed
+    report.seconds = time.perf_counter() - t0
+    return report
 
 
 class _progress:
