@@ -16,7 +16,7 @@ from phyprobe.io.video import write_video
 from scorer_fixtures import make_scorer
 
 CLI = [sys.executable, "-m", "phyprobe.cli"]
-NO_TORCH = "import sys, runpy; sys.argv = ['phyprobe', *sys.argv[1:]]; " \
+NO_TORCH = "import sys; sys.argv = ['phyprobe', *sys.argv[1:]]; " \
            "from phyprobe.cli import main\ntry:\n    main()\nexcept SystemExit:\n    pass\nprint('TORCH' if 'torch' in sys.modules else 'LIGHT')"
 
 

@@ -1,10 +1,10 @@
-"""The learned part of PhyProbe: pooled clip vector -> standardise -> 3-layer GELU MLP -> scalar.
+"""The learned part of PhyProbe: pooled clip vector -> standardise -> 3-layer GELU MLP -> scalar (the paper's head,
+~1M parameters with ``hidden="auto"``).
 
-``kind="monotone"`` replaces the MLP by a non-negative weighting of the standardised inputs, for
-features that are evidence of a violation by construction (the ``dynamics`` encoder's prediction
-errors: more surprise never means more plausible). The weights may say which evidence counts, never
-invert it, which is what keeps a head from learning a world's habits (docs/results.md, "A default that
-transfers"): an MLP on the same errors transfers worse than their plain average.
+``kind="monotone"`` (an option: ``experiment=evidence_head``) replaces the MLP by a non-negative weighting of the
+standardised inputs, for features that are evidence of a violation by construction (the ``dynamics`` encoder's
+prediction errors: more surprise never means more plausible). The weights may say which evidence counts, never invert
+it (docs/studies/signed-errors.md).
 
 Input standardisation statistics are fitted once on the training set's pooled features and stored
 as buffers, so they are exported with the weights and a scorer needs nothing else to reproduce them.

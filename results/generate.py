@@ -1,0 +1,119 @@
+"""Write results/*.csv from finished runs, and the README's results table from them.
+
+    python bench/judge_design.py --out outputs/judge-paper --world-builds ... --footage-builds ...   # the default
+    python train.py -m experiment=no_rank,no_mag,no_cal,pooling_max,pooling_mean seed=0,1,2 ... hydra.sweep.dir=outputs/ablations
+    python results/generate.py            # -> results/default.csv, default_over_seeds.csv, ablations.csv; README table
+
+The commands with every option are in docs/studies/paper-pipeline-default.md and docs/studies/ablations-paper-pipeline.md.
+Each run's design comes from where it lies: ``--paper`` (a judge_design output: default/, cross/, unseen_world/,
+unseen_footage/), ``--evidence-head`` (runs of ``experiment=evidence_head`` and their eval/ folders) and
+``--ablations`` (a sweep whose runs are named by their experiment).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from phyprobe.eval.results import collect, over_seeds, readme_table, table_block, with_table
+from phyprobe.eval.summary import run_names
+
+HERE = Path(__file__).resolve().parent
+README = HERE.parent / "README.md"
+ABLATION_FIGURES = {
+    "world_test.world.same_scene_accuracy_severity_ge_0.5": "2D same-scene acc. (sev >= 0.5)",
+    "world3d_test.world.same_scene_accuracy_severity_ge_0.5": "3D same-scene acc. (sev >= 0.5)",
+    "world_test.world.gen_gen_accuracy": "2D gen-gen acc.",
+    "world_test.world.auroc_plausible_vs_violated": "2D AUROC plausible vs violated",
+    "world_test.world.score_range.p99": "2D raw score p99",
+    "world_test.world.score_range.share_outside_01": "2D share of raw scores outside [0, 1]",
+    "world3d_test.world.score_range.share_outside_01": "3D share of raw scores outside [0, 1]",
+    "world_test.world.median_score_plausible": "2D median score, plausible",
+    "world_test.world.real_real_median_gap": "2D real–real median gap",
+}
+
+
+def paper_runs(root: Path) -> dict[tuple[str, str], list[Path]]:
+    runs: dict[tuple[str, str], list[Path]] = {("paper", "default"): sorted((root / "default").glob("seed*"))}
+    for d in sorted((root / "cross").glob("*")):
+        runs.setdefault(("paper", re.sub(r"-seed\d+$", "", d.name)), []).append(d)
+    runs[("paper", "unseen")] = sorted([*(root / "unseen_world").glob("*"), *(root / "unseen_footage").glob("*")])
+    return {k: [d for d in v if (d / "metrics.json").is_file()] for k, v in runs.items()}
+
+
+def evidence_runs(dirs: list[Path]) -> dict[tuple[str, str], list[Path]]:
+    return {("evidence_head", "default"): [d for d in dirs if (d / "metrics.json").is_file()],
+            ("evidence_head", "unseen"): sorted(e for d in dirs for e in (d / "eval").glob("*") if (e / "metrics.json").is_file())}
+
+
+def ablation_table(sweep: Path, full: list[Path]) -> pd.DataFrame:
+    """One row per (arm, seed, figure): the sweep's arms and the default's seeds as ``full``."""
+    runs = sorted(p.parent for p in sweep.rglob("metrics.json"))
+    named = [(re.sub(r"(^|,)seed=\d+", "", n).strip(",") or "full", r) for n, r in zip(run_names(runs), runs)]
+    named = [(n.removeprefix("experiment="), r) for n, r in named] + [("full", r) for r in full]
+    rows = []
+    for arm, run in named:
+        m = json.loads((run / "metrics.json").read_text())
+        seed = json.loads((run / "run_info.json").read_text())["seed"]
+        for key, label in ABLATION_FIGURES.items():
+            node = m["benchmarks"]
+            for part in key.split("."):
+                node = node.get(part, {}) if isinstance(node, dict) else {}
+            value = node.get("value") if isinstance(node, dict) and "value" in node else (node if isinstance(node, float) else None)
+            if value is not None:
+                rows.append({"arm": arm, "seed": seed, "figure": label, "value": value,
+                             "low": node.get("low") if isinstance(node, dict) else None,
+                             "high": node.get("high") if isinstance(node, dict) else None})
+    return pd.DataFrame(rows)
+
+
+ARMS = ["full", "no_rank", "no_mag", "no_cal", "pooling_max", "pooling_mean"]
+
+
+def ablation_markdown(table: pd.DataFrame) -> str:
+    """Arm x figure: mean ± sd over seeds, and the lowest and highest 95 % interval bound of any seed."""
+    g = table.groupby(["figure", "arm"], sort=False)
+    cells = {}
+    for (figure, arm), d in g:
+        bounds = f" [{d['low'].min():.3f}, {d['high'].max():.3f}]" if d["low"].notna().all() else ""
+        cells[(figure, arm)] = f"{d['value'].mean():.3f} ± {d['value'].std(ddof=1):.3f}{bounds}"
+    arms = [a for a in ARMS if a in set(table["arm"])]
+    lines = ["| figure (seeds 0–2) | " + " | ".join(arms) + " |", "|---|" + "---|" * len(arms)]
+    for figure in dict.fromkeys(table["figure"]):
+        lines.append(f"| {figure} | " + " | ".join(cells.get((figure, a), "—") for a in arms) + " |")
+    return "\n".join(lines)
+
+
+def write_readme_table(over: pd.DataFrame, spec_file: Path = HERE / "readme_table.json", readme: Path = README) -> str:
+    table = readme_table(over, json.loads(spec_file.read_text()))
+    text = readme.read_text()
+    if table_block(text) is not None:
+        readme.write_text(with_table(text, table))
+    return table
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--paper", type=Path, default=Path("outputs/judge-paper"))
+    ap.add_argument("--evidence-head", type=Path, nargs="*",
+                    default=[Path("outputs/prev-default"), *sorted(Path("outputs/evidence-head").glob("seed*"))])
+    ap.add_argument("--ablations", type=Path, default=Path("outputs/ablations"))
+    args = ap.parse_args()
+    runs = {**paper_runs(args.paper), **evidence_runs(args.evidence_head)}
+    long = collect(runs)
+    long.to_csv(HERE / "default.csv", index=False, float_format="%.6g")
+    over = over_seeds(long)
+    over.to_csv(HERE / "default_over_seeds.csv", index=False, float_format="%.6g")
+    if args.ablations.is_dir():
+        ablations = ablation_table(args.ablations, runs[("paper", "default")])
+        ablations.to_csv(HERE / "ablations.csv", index=False, float_format="%.6g")
+        print(ablation_markdown(ablations), end="\n\n")
+    print(write_readme_table(over))
+
+
+if __name__ == "__main__":
+    main()
