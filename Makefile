@@ -28,6 +28,7 @@ demo: install
 	echo "demo finished in $$(( $$(date +%s) - start )) s (after installation): $(DEMO_DIR)/metrics.json, $(DEMO_DIR)/report.md, $(DEMO_DIR)/scorer/"
 
 test: install
+	$(PY) -m ruff check . && $(PY) -m ruff format --check .
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 bench: install

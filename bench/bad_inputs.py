@@ -33,9 +33,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 import torch  # noqa: E402
-
 from bad_input_corpus import Case, csv_cases, manifest_cases, video_cases  # noqa: E402
 from conftest import write_toy_manifest  # noqa: E402
+
 from phyprobe.cli import main as cli_main  # noqa: E402
 from phyprobe.data.manifest import write_jsonl  # noqa: E402
 from phyprobe.errors import report_user_errors  # noqa: E402
@@ -72,7 +72,9 @@ def score_case(scorer: Path, case: Case, good: Path) -> str:
     if tb:
         return "traceback"
     try:
-        rows = {Path(d["video"]): d for d in (json.loads(line, parse_constant=_no_constant) for line in out.splitlines())}
+        rows = {
+            Path(d["video"]): d for d in (json.loads(line, parse_constant=_no_constant) for line in out.splitlines())
+        }
     except ValueError:
         return "wrong answer"
     if any("score" in d and not 0.0 <= d["score"] <= 1.0 for d in rows.values()) or "score" not in rows.get(good, {}):
@@ -93,8 +95,22 @@ def extract_case(root: Path, case: Case, good: Path, i: int) -> str:
     m = root / f"extract_{i:02d}"
     m.mkdir()
     write_jsonl(m / "videos.jsonl", [_row("bad", case.path), _row("good", good)])
-    code, out, err, tb = run(lambda: cli_main(["extract", str(m), "--image-size", "32", "--num-frames", "4", "--workers", "0",
-                                                "--cache", str(root / "cache")]))
+    code, out, err, tb = run(
+        lambda: cli_main(
+            [
+                "extract",
+                str(m),
+                "--image-size",
+                "32",
+                "--num-frames",
+                "4",
+                "--workers",
+                "0",
+                "--cache",
+                str(root / "cache"),
+            ]
+        )
+    )
     if tb:
         return "traceback"
     done = re.search(r"videos: (\d+) of 2", out)
@@ -109,19 +125,38 @@ def extract_case(root: Path, case: Case, good: Path, i: int) -> str:
 
 
 def _row(vid: str, path: Path) -> dict:
-    return {"id": vid, "path": str(path), "source": "corpus", "is_real": False, "magnitude": None, "anchor": None,
-            "split": "train", "metadata": {}}
+    return {
+        "id": vid,
+        "path": str(path),
+        "source": "corpus",
+        "is_real": False,
+        "magnitude": None,
+        "anchor": None,
+        "split": "train",
+        "metadata": {},
+    }
 
 
 def manifest_case(root: Path, case: Case, command: str) -> str:
     if command == "extract":
-        code, _, err, tb = run(lambda: cli_main(["extract", str(case.path), "--image-size", "32", "--cache", str(root / "cache")]))
+        code, _, err, tb = run(
+            lambda: cli_main(["extract", str(case.path), "--image-size", "32", "--cache", str(root / "cache")])
+        )
     else:
-        from phyprobe.training.pipeline import train
         from train_helpers import TOY, compose_train
 
-        cfg = compose_train(root / "run", [*TOY, "data=manifest", f"data.source.path={case.path}", "backbone.weights=null",
-                                           f"paths.cache_dir={root / 'cache'}"])
+        from phyprobe.training.pipeline import train
+
+        cfg = compose_train(
+            root / "run",
+            [
+                *TOY,
+                "data=manifest",
+                f"data.source.path={case.path}",
+                "backbone.weights=null",
+                f"paths.cache_dir={root / 'cache'}",
+            ],
+        )
         code, _, err, tb = run(lambda: _reporting(train, cfg))
     return "traceback" if tb else judge_refusal(case, code, err)
 
@@ -133,11 +168,21 @@ def _reporting(fn, *args):
 
 
 def csv_case(root: Path, case: Case, manifest: Path) -> str:
-    from phyprobe.eval.run import run_eval
     from test_eval_job import eval_cfg
 
-    cfg = eval_cfg(root / "eval", ["benchmark=world_test", f"benchmark.manifest={manifest}", "benchmark.where.source=toy",
-                                   f"scores_csv={case.path}", "report=false", "n_boot=0"])
+    from phyprobe.eval.run import run_eval
+
+    cfg = eval_cfg(
+        root / "eval",
+        [
+            "benchmark=world_test",
+            f"benchmark.manifest={manifest}",
+            "benchmark.where.source=toy",
+            f"scores_csv={case.path}",
+            "report=false",
+            "n_boot=0",
+        ],
+    )
     code, _, err, tb = run(lambda: _reporting(run_eval, cfg))
     if tb:
         return "traceback"
@@ -148,20 +193,37 @@ def csv_case(root: Path, case: Case, manifest: Path) -> str:
 
 def option_cases(manifest: Path, scorer: Path, good: Path, cache: Path) -> list[tuple[str, list[str], str]]:
     ex = ["extract", str(manifest), "--cache", str(cache)]
-    return [(f"extract {' '.join(a)}", ex + a, r) for a, r in [
-        (["--batch-size", "0"], "must be >= 1"), (["--shard-size", "0"], "must be >= 1"), (["--num-frames", "0"], "must be >= 1"),
-        (["--workers", "-1"], "must be >= 0"), (["--image-size", "big"], "not an integer"), (["--encoder", "resnet"], "unknown encoder"),
-    ]] + [("score --batch-size 0", ["score", str(scorer), str(good), "--batch-size", "0"], "batch")]
+    return [
+        (f"extract {' '.join(a)}", ex + a, r)
+        for a, r in [
+            (["--batch-size", "0"], "must be >= 1"),
+            (["--shard-size", "0"], "must be >= 1"),
+            (["--num-frames", "0"], "must be >= 1"),
+            (["--workers", "-1"], "must be >= 0"),
+            (["--image-size", "big"], "not an integer"),
+            (["--encoder", "resnet"], "unknown encoder"),
+        ]
+    ] + [("score --batch-size 0", ["score", str(scorer), str(good), "--batch-size", "0"], "batch")]
 
 
 def scorer_cases(root: Path, scorer: Path, good: Path) -> list[tuple[str, Path, str]]:
     from safetensors.torch import load_file, save_file
 
-    out = [("missing scorer directory", root / "no_scorer", "no_scorer"), ("video passed as the scorer", good, "good.mp4")]
-    for name, edit, named in [("broken model.safetensors", lambda d: (d / "model.safetensors").write_bytes(b"\0" * 100), "model.safetensors"),
-                              ("encoder name changed", lambda d: (d / "config.json").write_text(
-                                  (d / "config.json").read_text().replace('"efficientnet_lite0"', '"efficientnet_lite9"')), "config.json"),
-                              ("config.json not JSON", lambda d: (d / "config.json").write_text("{not json"), "config.json")]:
+    out = [
+        ("missing scorer directory", root / "no_scorer", "no_scorer"),
+        ("video passed as the scorer", good, "good.mp4"),
+    ]
+    for name, edit, named in [
+        ("broken model.safetensors", lambda d: (d / "model.safetensors").write_bytes(b"\0" * 100), "model.safetensors"),
+        (
+            "encoder name changed",
+            lambda d: (d / "config.json").write_text(
+                (d / "config.json").read_text().replace('"efficientnet_lite0"', '"efficientnet_lite9"')
+            ),
+            "config.json",
+        ),
+        ("config.json not JSON", lambda d: (d / "config.json").write_text("{not json"), "config.json"),
+    ]:
         d = root / name.replace(" ", "_")
         shutil.copytree(scorer, d)
         edit(d)
@@ -169,7 +231,10 @@ def scorer_cases(root: Path, scorer: Path, good: Path) -> list[tuple[str, Path, 
     nan = root / "nan_head"
     shutil.copytree(scorer, nan)
     w = load_file(str(nan / "model.safetensors"))
-    save_file({k: torch.full_like(v, float("nan")) if v.is_floating_point() else v for k, v in w.items()}, str(nan / "model.safetensors"))
+    save_file(
+        {k: torch.full_like(v, float("nan")) if v.is_floating_point() else v for k, v in w.items()},
+        str(nan / "model.safetensors"),
+    )
     out.append(("head with NaN weights", nan, "nan_head"))
     return out
 
@@ -183,8 +248,14 @@ def export_tiny_scorer(out: Path) -> Path:
     enc = from_config("efficientnet_lite0", image_size=32, weights=None)
     torch.manual_seed(0)
     head = PhyProbeHead(enc.feature_dim, stats=("mean", "std", "max"), hidden=16)
-    return export_scorer(out, enc, head, ClipSpec(4), "float16",
-                         {"feature_dim": enc.feature_dim, "stats": ["mean", "std", "max"], "hidden": 16, "dropout": 0.0})
+    return export_scorer(
+        out,
+        enc,
+        head,
+        ClipSpec(4),
+        "float16",
+        {"feature_dim": enc.feature_dim, "stats": ["mean", "std", "max"], "hidden": 16, "dropout": 0.0},
+    )
 
 
 def main() -> None:
@@ -209,8 +280,11 @@ def main() -> None:
             results.append(("eval.py", f"CSV: {c.name}", csv_case(root, c, toy)))
         for name, argv, reason in option_cases(toy, scorer, good, root / "cache"):
             code, _, err, tb = run(lambda: cli_main(argv))
-            outcome = "traceback" if tb else ("wrong answer" if code in (0, None) else
-                                              ("clean" if re.search(reason, err) else "unclear"))
+            outcome = (
+                "traceback"
+                if tb
+                else ("wrong answer" if code in (0, None) else ("clean" if re.search(reason, err) else "unclear"))
+            )
             results.append(("phyprobe " + name.split()[0], name, outcome))
         for name, path, named in scorer_cases(root / "scorers", scorer, good):
             code, out, err, tb = run(lambda: cli_main(["score", str(path), str(good), "--json"]))
@@ -232,12 +306,16 @@ def main() -> None:
             print(f"  {outcome:>12}  {cmd:<17} {case:<{width}}")
     total = Counter(o for _, _, o in results)
     inputs = len({c for _, c, _ in results})
-    print(f"inputs: {inputs}  runs (input x command): {len(results)}  clean: {total['clean']}  "
-          f"tracebacks: {total['traceback']}  wrong answers: {total['wrong answer']}  unclear messages: {total['unclear']}")
+    print(
+        f"inputs: {inputs}  runs (input x command): {len(results)}  clean: {total['clean']}  "
+        f"tracebacks: {total['traceback']}  wrong answers: {total['wrong answer']}  unclear messages: {total['unclear']}"
+    )
     for cmd in sorted({c for c, _, _ in results}):
         sub = Counter(o for c, _, o in results if c == cmd)
-        print(f"  {cmd:<17} runs {sum(sub.values()):3d}  clean {sub['clean']:3d}  tracebacks {sub['traceback']:2d}  "
-              f"wrong {sub['wrong answer']:2d}  unclear {sub['unclear']:2d}")
+        print(
+            f"  {cmd:<17} runs {sum(sub.values()):3d}  clean {sub['clean']:3d}  tracebacks {sub['traceback']:2d}  "
+            f"wrong {sub['wrong answer']:2d}  unclear {sub['unclear']:2d}"
+        )
 
 
 if __name__ == "__main__":

@@ -47,8 +47,14 @@ def synthetic_pairs(n: int, seed: int = 0) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     perm = rng.permutation(n)
     a, b = perm[: n // 2], perm[n // 2 : 2 * (n // 2)]
-    return pd.DataFrame({"a": [f"v{i:06d}" for i in a], "b": [f"v{i:06d}" for i in b],
-                         "label": rng.integers(0, 2, len(a)).astype(float), "weight": 1.0})
+    return pd.DataFrame(
+        {
+            "a": [f"v{i:06d}" for i in a],
+            "b": [f"v{i:06d}" for i in b],
+            "label": rng.integers(0, 2, len(a)).astype(float),
+            "weight": 1.0,
+        }
+    )
 
 
 def train_head(cache: FeatureCache, n: int, streaming: bool, epochs: int, batch_size: int = 256) -> dict:
@@ -74,16 +80,35 @@ def train_head(cache: FeatureCache, n: int, streaming: bool, epochs: int, batch_
     head = PhyProbeHead(D)
     head.fit_normalisation(feats)
     pairs = synthetic_pairs(n)
-    dm = PairFeatureDataModule(feats, row_of, pairs, pairs.iloc[:256], np.zeros(n, np.float32), np.full(n, np.nan, np.float32),
-                               batch_size=batch_size)
+    dm = PairFeatureDataModule(
+        feats,
+        row_of,
+        pairs,
+        pairs.iloc[:256],
+        np.zeros(n, np.float32),
+        np.full(n, np.nan, np.float32),
+        batch_size=batch_size,
+    )
     module = PhyProbeModule(head, PhyProbeLoss(), warmup_steps=0)
-    trainer = L.Trainer(max_epochs=epochs, accelerator="cpu", logger=False, enable_checkpointing=False,
-                        enable_progress_bar=False, enable_model_summary=False, num_sanity_val_steps=0)
+    trainer = L.Trainer(
+        max_epochs=epochs,
+        accelerator="cpu",
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        num_sanity_val_steps=0,
+    )
     t = time.perf_counter()
     trainer.fit(module, datamodule=dm)
     dt = time.perf_counter() - t
-    return {"pairs_per_s": len(pairs) * epochs / dt, "seconds": dt, "num_pairs": len(pairs),
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "rss_after_imports_mb": rss_start / 1024}
+    return {
+        "pairs_per_s": len(pairs) * epochs / dt,
+        "seconds": dt,
+        "num_pairs": len(pairs),
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "rss_after_imports_mb": rss_start / 1024,
+    }
 
 
 def main() -> None:
@@ -105,11 +130,27 @@ def main() -> None:
     for n in sizes:
         cache = synthetic_cache(args.root, n)
         shard_bytes = sum(p.stat().st_size for p in cache.shards())
-        print(f"{n:6d} videos: {len(cache.shards())} shards, {shard_bytes / 2**20:7.1f} MiB, "
-              f"{shard_bytes / n:8.0f} bytes/video ({shard_bytes / n / (T * D * 2):.3f} x payload)")
+        print(
+            f"{n:6d} videos: {len(cache.shards())} shards, {shard_bytes / 2**20:7.1f} MiB, "
+            f"{shard_bytes / n:8.0f} bytes/video ({shard_bytes / n / (T * D * 2):.3f} x payload)"
+        )
         for mode in ("streaming", "in-memory"):
-            out = subprocess.run([sys.executable, __file__, "--child", str(n), mode, "--root", str(args.root),
-                                  "--epochs", str(args.epochs)], capture_output=True, text=True, check=True)
+            out = subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--child",
+                    str(n),
+                    mode,
+                    "--root",
+                    str(args.root),
+                    "--epochs",
+                    str(args.epochs),
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             results[n, mode] = json.loads(out.stdout.strip().splitlines()[-1])
     print(f"\n{'mode':10s} {'videos':>7s} {'peak RSS MiB':>13s} {'(after imports)':>16s} {'pairs/s':>9s}")
     for (n, mode), r in results.items():
@@ -117,8 +158,10 @@ def main() -> None:
     small, large = sizes
     for mode in ("streaming", "in-memory"):
         grow = results[large, mode]["peak_rss_mb"] - results[small, mode]["peak_rss_mb"]
-        print(f"{mode}: peak RSS grows {grow:+.1f} MiB from {small} to {large} videos "
-              f"(features of the extra videos: {(large - small) * T * D * 2 / 2**20:.1f} MiB)")
+        print(
+            f"{mode}: peak RSS grows {grow:+.1f} MiB from {small} to {large} videos "
+            f"(features of the extra videos: {(large - small) * T * D * 2 / 2**20:.1f} MiB)"
+        )
 
 
 if __name__ == "__main__":

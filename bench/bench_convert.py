@@ -66,8 +66,21 @@ def write_synthetic(root: Path, num_pairs: int) -> None:
         df[dim] = [labels[(i + k) % 3] for i in range(len(df))]
     for s in ("A", "B"):
         df[f"fps_{s}"], df[f"num_frames_{s}"] = 24.0, 121
-    cols = ["path_A", "path_B", "A_model", "B_model", "prompt", "VQ", "MQ", "TA", "Overall",
-            "fps_A", "num_frames_A", "fps_B", "num_frames_B"]
+    cols = [
+        "path_A",
+        "path_B",
+        "A_model",
+        "B_model",
+        "prompt",
+        "VQ",
+        "MQ",
+        "TA",
+        "Overall",
+        "fps_A",
+        "num_frames_A",
+        "fps_B",
+        "num_frames_B",
+    ]
     df[cols].to_csv(root / "videogen-rewardbench.csv", index=False)
 
 
@@ -92,17 +105,23 @@ def main() -> None:
         made = time.perf_counter() - t
         r = run(CONVERT, str(raw), str(args.workdir / f"out_{n}"))
         results[n] = r
-        print(f"{n:>8,d} pairs: convert {r['seconds']:.1f} s, peak {r['peak_mb']:.0f} MB "
-              f"(+{r['peak_mb'] - base['peak_mb']:.0f} MB over the import baseline); synthetic set written in {made:.1f} s")
+        print(
+            f"{n:>8,d} pairs: convert {r['seconds']:.1f} s, peak {r['peak_mb']:.0f} MB "
+            f"(+{r['peak_mb'] - base['peak_mb']:.0f} MB over the import baseline); synthetic set written in {made:.1f} s"
+        )
     if len(args.sizes) >= 2:
         lo, hi = args.sizes[0], args.sizes[-1]
         grow = (results[hi]["peak_mb"] - base["peak_mb"]) / max(1e-9, results[lo]["peak_mb"] - base["peak_mb"])
-        print(f"size x{hi / lo:.0f}: time x{results[hi]['seconds'] / results[lo]['seconds']:.2f}, "
-              f"peak memory x{results[hi]['peak_mb'] / results[lo]['peak_mb']:.2f} (above baseline x{grow:.2f})")
+        print(
+            f"size x{hi / lo:.0f}: time x{results[hi]['seconds'] / results[lo]['seconds']:.2f}, "
+            f"peak memory x{results[hi]['peak_mb'] / results[lo]['peak_mb']:.2f} (above baseline x{grow:.2f})"
+        )
     big = args.sizes[-1]
     r = run(LOAD, str(args.workdir / f"out_{big}"))
-    print(f"training-side load of the {big:,d}-pair manifest (validate + pair index arrays): {r['seconds']:.1f} s, "
-          f"peak {r['peak_mb']:.0f} MB, {r['pairs']:,d} pairs over {r['videos']:,d} videos")
+    print(
+        f"training-side load of the {big:,d}-pair manifest (validate + pair index arrays): {r['seconds']:.1f} s, "
+        f"peak {r['peak_mb']:.0f} MB, {r['pairs']:,d} pairs over {r['videos']:,d} videos"
+    )
     shutil.rmtree(args.workdir, ignore_errors=True)
 
 

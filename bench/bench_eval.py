@@ -31,8 +31,8 @@ def timed(fn, *args, **kwargs):
 
 def run_evaluation(run: Path, n_boot: int) -> float:
     import pandas as pd
-    from omegaconf import OmegaConf
     from hydra.utils import instantiate
+    from omegaconf import OmegaConf
 
     from phyprobe.training.evaluation import evaluate_run, restrict_all
 
@@ -55,12 +55,22 @@ def main() -> None:
     s = rng.normal(size=args.videos).round(2) + 0.3 * y  # rounded: ties, as raw scores of twins have
     ours, t_ours = timed(M.bootstrap_ci, M.auroc, y, s, n_boot=args.n_boot)
     # sklearn raises on a one-class resample, where the project's AUROC is nan (left out of the interval)
-    ref, t_ref = timed(M.bootstrap_ci, lambda a, b: roc_auc_score(a, b) if 0 < a.sum() < len(a) else float("nan"),
-                       y, s, n_boot=args.n_boot)
+    ref, t_ref = timed(
+        M.bootstrap_ci,
+        lambda a, b: roc_auc_score(a, b) if 0 < a.sum() < len(a) else float("nan"),
+        y,
+        s,
+        n_boot=args.n_boot,
+    )
     if any(abs(ours[k] - ref[k]) > 1e-12 for k in ("value", "low", "high")):
         raise SystemExit(f"AUROC differs from scikit-learn's: {ours} vs {ref}")
-    out = {"videos": args.videos, "n_boot": args.n_boot, "seconds_rank_based": round(t_ours, 3),
-           "seconds_sklearn": round(t_ref, 3), "speedup": round(t_ref / t_ours, 1)}
+    out = {
+        "videos": args.videos,
+        "n_boot": args.n_boot,
+        "seconds_rank_based": round(t_ours, 3),
+        "seconds_sklearn": round(t_ref, 3),
+        "speedup": round(t_ref / t_ours, 1),
+    }
     if args.run is not None:
         out["run_evaluation_seconds"] = round(run_evaluation(args.run, args.n_boot), 1)
     print(json.dumps(out, indent=1))

@@ -50,11 +50,29 @@ def make_videos(root: Path, n: int, size=(120, 160), frames: int = 32, seed: int
             x = int(x0 + vx * t + (40 if i % 2 and t >= frames // 2 else 0)) % (w - 24)
             clip[t, h // 3 : h // 3 + 24, x : x + 24] = (220, 60, 30)
         write_video(root / "v" / f"{i:04d}.mp4", clip, fps=25)
-        videos.append({"id": f"v{i:04d}", "path": f"v/{i:04d}.mp4", "source": "bench", "is_real": i % 2 == 0,
-                       "magnitude": float(i % 2), "anchor": i % 2, "split": split})
+        videos.append(
+            {
+                "id": f"v{i:04d}",
+                "path": f"v/{i:04d}.mp4",
+                "source": "bench",
+                "is_real": i % 2 == 0,
+                "magnitude": float(i % 2),
+                "anchor": i % 2,
+                "split": split,
+            }
+        )
         if i % 2:
-            pairs.append({"a": f"v{i:04d}", "b": f"v{i - 1:04d}", "label": 1.0, "source": "bench",
-                          "correspondence": "none", "kind": "synthetic", "split": split})
+            pairs.append(
+                {
+                    "a": f"v{i:04d}",
+                    "b": f"v{i - 1:04d}",
+                    "label": 1.0,
+                    "source": "bench",
+                    "correspondence": "none",
+                    "kind": "synthetic",
+                    "split": split,
+                }
+            )
     write_jsonl(root / "videos.jsonl", videos)
     write_jsonl(root / "pairs.jsonl", pairs)
     return Manifest.load(root)
@@ -75,12 +93,22 @@ def pure_forward_fps(encoder, manifest: Manifest, clip: ClipSpec, batch_size: in
     return sum(len(b) for b in batches) * clip.num_frames / dt
 
 
-def extract_fps(encoder, manifest: Manifest, clip: ClipSpec, batch_size: int, workers: int, threads: int | None) -> float:
+def extract_fps(
+    encoder, manifest: Manifest, clip: ClipSpec, batch_size: int, workers: int, threads: int | None
+) -> float:
     cache = Path(tempfile.mkdtemp(prefix="bench-extract-"))
     try:
         t = time.perf_counter()
-        extract_features(manifest, encoder, clip, cache, batch_size=batch_size, num_workers=workers,
-                         encoder_threads=threads, trainer_kwargs=CPU)
+        extract_features(
+            manifest,
+            encoder,
+            clip,
+            cache,
+            batch_size=batch_size,
+            num_workers=workers,
+            encoder_threads=threads,
+            trainer_kwargs=CPU,
+        )
         dt = time.perf_counter() - t
     finally:
         shutil.rmtree(cache)
@@ -93,7 +121,9 @@ def main() -> None:
     ap.add_argument("--frames", type=int, default=16, help="clip length T")
     ap.add_argument("--image-size", type=int, default=160)
     ap.add_argument("--batch-size", type=int, default=16, help="videos per forward (as configs/train.yaml extract)")
-    ap.add_argument("--workers", type=int, default=0, help="decode workers (the CPU default of configs/train.yaml is 0)")
+    ap.add_argument(
+        "--workers", type=int, default=0, help="decode workers (the CPU default of configs/train.yaml is 0)"
+    )
     ap.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "phyprobe-bench-videos")
     ap.add_argument("--quick", action="store_true", help="16 videos")
     ap.add_argument("--sweep", action="store_true", help="also try workers 0..2 x encoder threads")
@@ -104,8 +134,10 @@ def main() -> None:
     clip = ClipSpec(args.frames)
     enc = from_config("efficientnet_lite0", image_size=args.image_size)
     cores = len(os.sched_getaffinity(0))
-    print(f"{n} videos 160x120x32 -> T={clip.num_frames} frames @ {args.image_size}px, batch {args.batch_size} videos, "
-          f"{cores} cores, load avg {os.getloadavg()[0]:.2f}")
+    print(
+        f"{n} videos 160x120x32 -> T={clip.num_frames} frames @ {args.image_size}px, batch {args.batch_size} videos, "
+        f"{cores} cores, load avg {os.getloadavg()[0]:.2f}"
+    )
 
     pure = 0.0
     for threads in range(1, cores + 1):
@@ -119,8 +151,10 @@ def main() -> None:
     for workers, threads in configs:
         fps = extract_fps(enc, manifest, clip, args.batch_size, workers, threads)
         used = threads or default_encoder_threads(workers)
-        print(f"extraction workers={workers} encoder threads={used}{' (default)' if threads is None else ''}: "
-              f"{fps:8.1f} frames/s  ratio {fps / pure:.3f}")
+        print(
+            f"extraction workers={workers} encoder threads={used}{' (default)' if threads is None else ''}: "
+            f"{fps:8.1f} frames/s  ratio {fps / pure:.3f}"
+        )
 
 
 if __name__ == "__main__":

@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 import torch
-
 from bench_cache import D, T, synthetic_cache, train_head
+
 from phyprobe.head import PhyProbeHead
 
 
@@ -49,15 +49,19 @@ def main() -> None:
     cache = synthetic_cache(args.root, n)
     per_pair = head_flops_per_pair()
     peak = matmul_flops(args.batch_size)
-    print(f"{n} cached videos ({T}x{D} fp16), {n // 2} pairs, {epochs} epochs, batch {args.batch_size}, "
-          f"{torch.get_num_threads()} torch threads")
+    print(
+        f"{n} cached videos ({T}x{D} fp16), {n // 2} pairs, {epochs} epochs, batch {args.batch_size}, "
+        f"{torch.get_num_threads()} torch threads"
+    )
     print(f"head: {per_pair / 1e6:.1f} MFLOP per training pair; plain fp32 matmul here: {peak / 1e9:.1f} GFLOP/s")
     for streaming in (False, True):
         r = train_head(cache, n, streaming, epochs, args.batch_size)
         achieved = r["pairs_per_s"] * per_pair
-        print(f"{'streaming' if streaming else 'in-memory':9s}: {r['pairs_per_s']:8.0f} pairs/s  "
-              f"{achieved / 1e9:6.2f} GFLOP/s = {achieved / peak:.2f} of matmul  "
-              f"({r['seconds']:.1f} s for {r['num_pairs'] * epochs} pairs, incl. validation)")
+        print(
+            f"{'streaming' if streaming else 'in-memory':9s}: {r['pairs_per_s']:8.0f} pairs/s  "
+            f"{achieved / 1e9:6.2f} GFLOP/s = {achieved / peak:.2f} of matmul  "
+            f"({r['seconds']:.1f} s for {r['num_pairs'] * epochs} pairs, incl. validation)"
+        )
 
 
 if __name__ == "__main__":

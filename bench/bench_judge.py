@@ -55,10 +55,16 @@ def main() -> None:
         server = mp.Process(target=_serve, args=(q,), daemon=True)
         server.start()
         base_url = f"http://127.0.0.1:{q.get(timeout=60)}/v1"
-        cfg = {"judge": {"_target_": "phyprobe.judges.scivbench.RubricJudge", "rubric_set": "physics",
-                         "samples": args.samples},
-               "client": {"base_url": base_url, "model": "bench", "concurrency": args.concurrency, "timeout_s": 30},
-               "video": {"max_frames": args.frames, "fps": None, "max_side": 32}, "cache_dir": str(tmp / "cache")}
+        cfg = {
+            "judge": {
+                "_target_": "phyprobe.judges.scivbench.RubricJudge",
+                "rubric_set": "physics",
+                "samples": args.samples,
+            },
+            "client": {"base_url": base_url, "model": "bench", "concurrency": args.concurrency, "timeout_s": 30},
+            "video": {"max_frames": args.frames, "fps": None, "max_side": 32},
+            "cache_dir": str(tmp / "cache"),
+        }
         try:
             t = time.perf_counter()
             res = run_judge(cfg, manifest, tmp / "out")
@@ -70,10 +76,14 @@ def main() -> None:
             server.terminate()
     n_req = args.videos * args.samples
     assert len(res.scores) == args.videos and again.cost["cached_calls"] == n_req
-    print(f"{args.videos} videos x {args.samples} sample(s) = {n_req} requests, concurrency {args.concurrency}, "
-          f"{args.frames} frames each")
-    print(f"judge run: {wall:.1f} s  ({n_req / wall:.0f} requests/s, {args.videos / wall:.0f} videos/s); "
-          f"target < 120 s: {'met' if wall < 120 else 'NOT met'}")
+    print(
+        f"{args.videos} videos x {args.samples} sample(s) = {n_req} requests, concurrency {args.concurrency}, "
+        f"{args.frames} frames each"
+    )
+    print(
+        f"judge run: {wall:.1f} s  ({n_req / wall:.0f} requests/s, {args.videos / wall:.0f} videos/s); "
+        f"target < 120 s: {'met' if wall < 120 else 'NOT met'}"
+    )
     print(f"same job again from the cache: {cached:.1f} s  ({wall / cached:.1f}x faster)")
 
 

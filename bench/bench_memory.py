@@ -87,8 +87,11 @@ def main() -> None:
             for mode in ("reduced", "full"):
                 m = measure(path, mode)
                 rows.append((name, mode, m))
-                print(f"{name:>5} {mode:>8}: peak RSS {m['peak_mb']:7.0f} MB (after imports {m['after_import_mb']:.0f} MB); "
-                      f"decoded {m['decoded']} -> input {m['input']}", flush=True)
+                print(
+                    f"{name:>5} {mode:>8}: peak RSS {m['peak_mb']:7.0f} MB (after imports {m['after_import_mb']:.0f} MB); "
+                    f"decoded {m['decoded']} -> input {m['input']}",
+                    flush=True,
+                )
     worst = max(m["peak_mb"] for name, mode, m in rows if mode == "reduced") / 1024
     print(f"largest reduced-path peak: {worst:.2f} GB (limit {LIMIT_GB} GB): {'OK' if worst <= LIMIT_GB else 'OVER'}")
     for name in sizes:

@@ -37,12 +37,16 @@ def encoders(image_size: int) -> dict:
         # the picture alone at about the same pixel count, its aspect kept: the padding is cut away per clip
         "flow_stats (DIS, isotropic)": ("flow_stats", {**px, "flow_method": "dis", "resize": "isotropic"}),
         # the default's base: one more warp per step, for the pixels the flow does not explain
-        "flow_stats (DIS, squash, unexplained)": ("flow_stats", {**px, "flow_method": "dis", "resize": "squash", "unexplained": True}),
+        "flow_stats (DIS, squash, unexplained)": (
+            "flow_stats",
+            {**px, "flow_method": "dis", "resize": "squash", "unexplained": True},
+        ),
         # and the halted and paused levels (options): a Sobel map per frame, a splat of the moving texture and a
         # quantile of the flow per step
-        "flow_stats (DIS, squash, unexplained, halted, paused)": ("flow_stats", {**px, "flow_method": "dis", "resize": "squash",
-                                                                                 "unexplained": True, "halted": True,
-                                                                                 "paused": True}),
+        "flow_stats (DIS, squash, unexplained, halted, paused)": (
+            "flow_stats",
+            {**px, "flow_method": "dis", "resize": "squash", "unexplained": True, "halted": True, "paused": True},
+        ),
         "flow_stats (ego_motion affine)": ("flow_stats", {**px, "ego_motion": "affine"}),
         # Timing needs no fitted predictor: a seeded random one costs the same.
         "dynamics (flow_stats base)": ("dynamics", {"checkpoint": None, "base": {"name": "flow_stats", **px}}),
@@ -84,8 +88,10 @@ def main() -> None:
             best[label] = min(best[label], time_once(enc, batches))
     frames = n * args.num_frames
     ref = frames / best["efficientnet_lite0 (RGB)"]
-    print(f"{n} clips x {args.num_frames} frames at {args.image_size} px, batch {args.batch_size}, "
-          f"{args.threads} threads, best of {rounds} round(s)")
+    print(
+        f"{n} clips x {args.num_frames} frames at {args.image_size} px, batch {args.batch_size}, "
+        f"{args.threads} threads, best of {rounds} round(s)"
+    )
     print(f"{'encoder':32s} {'D':>5s} {'frames/s':>9s} {'vs RGB':>7s}")
     for label, (enc, _) in built.items():
         fps = frames / best[label]

@@ -57,11 +57,16 @@ def main() -> None:
             cos = torch.nn.functional.cosine_similarity(f_lb, f_off, dim=-1)
             h, w = c.frames.shape[1:3]
             sims.append(float(cos.mean()))
-            print(f"{name:>6} {clip_name:<24} {w}x{h}: letterbox input {kept_share(h, w, lb.preprocess.size, 'letterbox'):.0%} "
-                  f"picture, official crop sees {kept_share(h, w, off.preprocess.size, 'crop'):.0%} of the frame; "
-                  f"feature cosine {cos.mean():.3f} (min {cos.min():.3f})", flush=True)
-        print(f"{name:>6} mean feature cosine letterbox vs official over {len(sims)} clips: {np.mean(sims):.3f} "
-              f"({'random init' if args.weights is None else args.weights})")
+            print(
+                f"{name:>6} {clip_name:<24} {w}x{h}: letterbox input {kept_share(h, w, lb.preprocess.size, 'letterbox'):.0%} "
+                f"picture, official crop sees {kept_share(h, w, off.preprocess.size, 'crop'):.0%} of the frame; "
+                f"feature cosine {cos.mean():.3f} (min {cos.min():.3f})",
+                flush=True,
+            )
+        print(
+            f"{name:>6} mean feature cosine letterbox vs official over {len(sims)} clips: {np.mean(sims):.3f} "
+            f"({'random init' if args.weights is None else args.weights})"
+        )
 
 
 if __name__ == "__main__":

@@ -68,8 +68,12 @@ def main() -> None:
     ap.add_argument("--image-size", type=int, default=96)
     ap.add_argument("--frames", type=int, default=8, help="clip length T of the default scorer")
     ap.add_argument("--batch-size", type=int, default=16)
-    ap.add_argument("--workers", type=int, default=1,
-                    help="decode worker processes (1: measured best on a shared 2-core machine; 0 is the CPU default)")
+    ap.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="decode worker processes (1: measured best on a shared 2-core machine; 0 is the CPU default)",
+    )
     ap.add_argument("--reference", type=int, default=50, help="clips the pure-forward rate is measured on")
     ap.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "phyprobe-bench-score")
     args = ap.parse_args()
@@ -79,14 +83,20 @@ def main() -> None:
         sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
         from scorer_fixtures import make_scorer
 
-        scorer_dir = make_scorer(args.data / f"scorer{args.image_size}x{args.frames}", num_frames=args.frames,
-                                 image_size=args.image_size, hidden=256)
+        scorer_dir = make_scorer(
+            args.data / f"scorer{args.image_size}x{args.frames}",
+            num_frames=args.frames,
+            image_size=args.image_size,
+            hidden=256,
+        )
     scorer = Scorer.from_pretrained(scorer_dir)
     videos = resolve_inputs([make_clips(args.data, args.videos)])
     threads = default_encoder_threads(args.workers)
-    print(f"{len(videos)} clips, scorer {scorer.config['encoder']['name']} T={scorer.clip.num_frames}, "
-          f"batch {args.batch_size}, decode workers {args.workers}, {len(os.sched_getaffinity(0))} cores, encoder threads {threads}, "
-          f"load avg {os.getloadavg()[0]:.2f}")
+    print(
+        f"{len(videos)} clips, scorer {scorer.config['encoder']['name']} T={scorer.clip.num_frames}, "
+        f"batch {args.batch_size}, decode workers {args.workers}, {len(os.sched_getaffinity(0))} cores, encoder threads {threads}, "
+        f"load avg {os.getloadavg()[0]:.2f}"
+    )
     before = pure_forward(scorer, videos[: args.reference], args.batch_size, threads)
     print(f"pure forward (encoder + head, clips pre-decoded), measured apart: {before:.1f} videos/s")
     # The same encoder forwards timed inside the run: a reference under the very load the run saw, so a
@@ -94,14 +104,22 @@ def main() -> None:
     spent = [0.0]
     began = {}
     pre = scorer.encoder.register_forward_pre_hook(lambda m, a: began.__setitem__("t", time.perf_counter()))
-    post = scorer.encoder.register_forward_hook(lambda m, a, o: spent.__setitem__(0, spent[0] + time.perf_counter() - began["t"]))
+    post = scorer.encoder.register_forward_hook(
+        lambda m, a, o: spent.__setitem__(0, spent[0] + time.perf_counter() - began["t"])
+    )
     out = Path(tempfile.mkdtemp(prefix="bench-score-")) / "scores.jsonl"
     try:
         results = ResultFile(out)
         results.open()
         t = time.perf_counter()
-        rep = score_videos(scorer, videos, results.append, batch_size=args.batch_size, num_workers=args.workers,
-                           trainer_kwargs={"accelerator": "cpu"})
+        rep = score_videos(
+            scorer,
+            videos,
+            results.append,
+            batch_size=args.batch_size,
+            num_workers=args.workers,
+            trainer_kwargs={"accelerator": "cpu"},
+        )
         dt = time.perf_counter() - t
         assert rep.scored == len(videos) and len(results.finished()) == len(videos)
     finally:
@@ -110,9 +128,12 @@ def main() -> None:
         shutil.rmtree(out.parent)
     inside = len(videos) / spent[0]
     print(f"pure forward inside the run (encoder alone, same batches): {inside:.1f} videos/s")
-    print(f"phyprobe score DIR --out (start-up + decode + encoder + head + fsync'd rows): {len(videos) / dt:.1f} videos/s "
-          f"in {dt:.1f} s  ratio {len(videos) / dt / inside:.3f} (to the forward inside the run), "
-          f"{len(videos) / dt / before:.3f} (to the one measured apart)")
+    print(
+        f"phyprobe score DIR --out (start-up + decode + encoder + head + fsync'd rows): {len(videos) / dt:.1f} videos/s "
+        f"in {dt:.1f} s  ratio {len(videos) / dt / inside:.3f} (to the forward inside the run), "
+        f"{len(videos) / dt / before:.3f} (to the one measured apart)"
+    )
+
 
 if __name__ == "__main__":
     main()

@@ -48,8 +48,10 @@ def summary(answers: list[tuple[int, dict, float]], seconds: float) -> str:
     lat = np.array([a[2] for a in answers]) * 1000
     ok = sum(a[0] == 200 for a in answers)
     codes = {c: sum(a[0] == c for a in answers) for c in sorted({a[0] for a in answers})}
-    return (f"{len(answers)} requests answered: {codes}; latency p50 {np.percentile(lat, 50):.0f} ms, "
-            f"p99 {np.percentile(lat, 99):.0f} ms; {ok / seconds:.1f} videos/s scored, {len(answers) / seconds:.1f} requests/s")
+    return (
+        f"{len(answers)} requests answered: {codes}; latency p50 {np.percentile(lat, 50):.0f} ms, "
+        f"p99 {np.percentile(lat, 99):.0f} ms; {ok / seconds:.1f} videos/s scored, {len(answers) / seconds:.1f} requests/s"
+    )
 
 
 def mixed_bodies(n: int, root: Path, size=(96, 128), frames: int = 24) -> list[tuple[bytes, str]]:
@@ -61,8 +63,12 @@ def mixed_bodies(n: int, root: Path, size=(96, 128), frames: int = 24) -> list[t
     for i in range(8):
         write_video(root / f"{i}.mp4", rng.integers(0, 255, (frames, *size, 3), dtype=np.uint8), fps=12)
         good.append((root / f"{i}.mp4").read_bytes())
-    bad = [(b"not a video at all", "video/mp4"), (good[0][: len(good[0]) // 8], "video/mp4"),
-           (b"\x89PNG\r\n\x1a\n" + bytes(200), "video/mp4"), (b"", "video/mp4")]
+    bad = [
+        (b"not a video at all", "video/mp4"),
+        (good[0][: len(good[0]) // 8], "video/mp4"),
+        (b"\x89PNG\r\n\x1a\n" + bytes(200), "video/mp4"),
+        (b"", "video/mp4"),
+    ]
     return [(good[i % 8], "video/mp4") if i % 4 else bad[(i // 4) % len(bad)] for i in range(n)]
 
 

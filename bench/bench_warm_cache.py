@@ -23,9 +23,18 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def train_run(manifest: Path, cache: Path, out: Path, epochs: int) -> float:
-    cmd = [sys.executable, str(REPO / "train.py"), "data=manifest", f"data.source.path={manifest}",
-           f"paths.cache_dir={cache}", f"hydra.run.dir={out}", f"trainer.max_epochs={epochs}",
-           "trainer.enable_progress_bar=false", "eval.report=false", "eval.baselines=[]"]
+    cmd = [
+        sys.executable,
+        str(REPO / "train.py"),
+        "data=manifest",
+        f"data.source.path={manifest}",
+        f"paths.cache_dir={cache}",
+        f"hydra.run.dir={out}",
+        f"trainer.max_epochs={epochs}",
+        "trainer.enable_progress_bar=false",
+        "eval.report=false",
+        "eval.baselines=[]",
+    ]
     t = time.perf_counter()
     subprocess.run(cmd, check=True, cwd=REPO, capture_output=True)
     return time.perf_counter() - t
@@ -47,8 +56,10 @@ def main() -> None:
         same = (work / "cold" / "scores.csv").read_bytes() == (work / "warm" / "scores.csv").read_bytes()
     finally:
         shutil.rmtree(work)
-    print(f"train.py on {n} mp4s, {args.epochs} epochs: cold cache {cold:.1f} s, warm cache {warm:.1f} s, "
-          f"warm/cold {warm / cold:.3f} ({cold / warm:.1f}x faster); identical scores: {same}")
+    print(
+        f"train.py on {n} mp4s, {args.epochs} epochs: cold cache {cold:.1f} s, warm cache {warm:.1f} s, "
+        f"warm/cold {warm / cold:.3f} ({cold / warm:.1f}x faster); identical scores: {same}"
+    )
 
 
 if __name__ == "__main__":

@@ -33,22 +33,42 @@ def main() -> None:
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="bench_world_"))
     try:
         start = time.perf_counter()
-        build_world(out, args.num_scenes, args.seed, workers=args.workers, progress=True, preset=args.preset, engine=args.engine,
-                    include_real=args.engine == "2d")
+        build_world(
+            out,
+            args.num_scenes,
+            args.seed,
+            workers=args.workers,
+            progress=True,
+            preset=args.preset,
+            engine=args.engine,
+            include_real=args.engine == "2d",
+        )
         elapsed = time.perf_counter() - start
         clips = sum(1 for _ in out.rglob("*.mp4"))
         size = sum(p.stat().st_size for p in out.rglob("*.mp4"))
         start = time.perf_counter()
-        build_world(out, args.num_scenes, args.seed, workers=args.workers, progress=False, preset=args.preset, engine=args.engine,
-                    include_real=args.engine == "2d")
+        build_world(
+            out,
+            args.num_scenes,
+            args.seed,
+            workers=args.workers,
+            progress=False,
+            preset=args.preset,
+            engine=args.engine,
+            include_real=args.engine == "2d",
+        )
         again = time.perf_counter() - start
     finally:
         if not args.out:
             shutil.rmtree(out, ignore_errors=True)
     rate = args.num_scenes / elapsed
-    print(f"{args.num_scenes} scenes, {clips} clips ({size / 2**20:.1f} MiB) in {elapsed:.1f} s: {rate:.2f} scenes/s, {clips / elapsed:.1f} clips/s")
+    print(
+        f"{args.num_scenes} scenes, {clips} clips ({size / 2**20:.1f} MiB) in {elapsed:.1f} s: {rate:.2f} scenes/s, {clips / elapsed:.1f} clips/s"
+    )
     target = {"2d": " (target <= 120 s)", "3d": " (target <= 600 s)"}.get(args.engine, "")
-    print(f"{args.engine} world: time for 1,000 scenes: {1000 / rate:.1f} s{target}; rebuild of a finished build: {again:.3f} s")
+    print(
+        f"{args.engine} world: time for 1,000 scenes: {1000 / rate:.1f} s{target}; rebuild of a finished build: {again:.3f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -78,12 +78,18 @@ def main() -> None:
     total = float(np.sum(per_scene))
     n = args.num_scenes
     print(f"\n{n} scenes x {2 + SEVERITY_STRATA + ENGINE.num_nuisance} clips x {args.num_frames} frames, one core")
-    print(f"CPU per scene: {total / n:.3f} s (median {np.median(per_scene):.3f}, max {np.max(per_scene):.3f}); wall {wall / n:.3f} s")
-    print(f"  drawing {drawn['seconds'] / n:.3f} s ({drawn['frames'] / n:.0f} frames rasterised, {drawn['frames'] / max(drawn['seconds'], 1e-9):.0f} frames/s)")
+    print(
+        f"CPU per scene: {total / n:.3f} s (median {np.median(per_scene):.3f}, max {np.max(per_scene):.3f}); wall {wall / n:.3f} s"
+    )
+    print(
+        f"  drawing {drawn['seconds'] / n:.3f} s ({drawn['frames'] / n:.0f} frames rasterised, {drawn['frames'] / max(drawn['seconds'], 1e-9):.0f} frames/s)"
+    )
     print(f"  x264    {encode / n:.3f} s")
     print(f"  physics, planning, compositing: {(total - drawn['seconds'] - encode) / n:.3f} s")
     print(f"clip frames delivered per CPU second: {clip_frames / total:.0f}")
-    print(f"projected 1,000 scenes on 2 cores: {1000 * total / n / 2 / 60:.1f} min (target <= 10 min; the build's manifest and pairs are extra)")
+    print(
+        f"projected 1,000 scenes on 2 cores: {1000 * total / n / 2 / 60:.1f} min (target <= 10 min; the build's manifest and pairs are extra)"
+    )
 
 
 if __name__ == "__main__":

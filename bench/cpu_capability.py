@@ -39,8 +39,11 @@ def worker(scorer_dir: str, videos_file: str, out_file: str) -> None:
     bad = [(v, str(r)) for v, r in zip(videos, raw) if isinstance(r, Exception)]
     if bad:
         raise SystemExit(f"could not score {len(bad)} videos, first: {bad[0]}")
-    Path(out_file).write_text(json.dumps({"capability": torch.backends.cpu.get_cpu_capability(),
-                                          "seconds": seconds, "raw": [float(r) for r in raw]}))
+    Path(out_file).write_text(
+        json.dumps(
+            {"capability": torch.backends.cpu.get_cpu_capability(), "seconds": seconds, "raw": [float(r) for r in raw]}
+        )
+    )
 
 
 def run_under(capability: str, scorer: Path, videos_file: Path, out: Path) -> dict:
@@ -86,12 +89,16 @@ def main() -> None:
     acc = [pairwise_accuracy(pairs["a"].map(r), pairs["b"].map(r), pairs["label"]) for r in raw]
     names = [r["capability"] for r in runs]
     print(f"{args.scorer} on {len(pairs)} same-scene pairs ({len(ids)} videos) of {args.manifest}")
-    print(f"  videos whose raw score differs: {np.mean(diff > 0):.1%}; |difference| median {np.median(diff):.2e}, "
-          f"max {diff.max():.2e}; Spearman between the two {spearmanr(runs[0]['raw'], runs[1]['raw'])[0]:.4f}")
+    print(
+        f"  videos whose raw score differs: {np.mean(diff > 0):.1%}; |difference| median {np.median(diff):.2e}, "
+        f"max {diff.max():.2e}; Spearman between the two {spearmanr(runs[0]['raw'], runs[1]['raw'])[0]:.4f}"
+    )
     print(f"  pairs whose order changes: {int(np.sum(order[0] != order[1]))} of {len(pairs)}")
     print(f"  same-scene accuracy (ties half): {names[0]} {acc[0]:.3f}, {names[1]} {acc[1]:.3f}")
-    print(f"  seconds per video: {names[0]} {runs[0]['seconds'] / len(ids):.2f}, {names[1]} "
-          f"{runs[1]['seconds'] / len(ids):.2f} ({runs[0]['seconds'] / runs[1]['seconds']:.2f}x)")
+    print(
+        f"  seconds per video: {names[0]} {runs[0]['seconds'] / len(ids):.2f}, {names[1]} "
+        f"{runs[1]['seconds'] / len(ids):.2f} ({runs[0]['seconds'] / runs[1]['seconds']:.2f}x)"
+    )
 
 
 if __name__ == "__main__":

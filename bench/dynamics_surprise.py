@@ -46,18 +46,36 @@ def main() -> None:
     ap.add_argument("checkpoint", type=Path)
     ap.add_argument("manifest", type=Path)
     ap.add_argument("--cache", type=Path, default=Path(".cache/features"))
-    ap.add_argument("--benchmarks", nargs="+", default=["world_test", "world_heldout_family", "world_heldout_style", "real_footage"])
-    ap.add_argument("--split", nargs="+", default=None,
-                    help="evaluate every benchmark on these splits (one or more) instead of its own")
+    ap.add_argument(
+        "--benchmarks", nargs="+", default=["world_test", "world_heldout_family", "world_heldout_style", "real_footage"]
+    )
+    ap.add_argument(
+        "--split",
+        nargs="+",
+        default=None,
+        help="evaluate every benchmark on these splits (one or more) instead of its own",
+    )
     ap.add_argument("--n-boot", type=int, default=1000)
-    ap.add_argument("--statistic", choices=sorted(STATISTICS), default="mean",
-                    help="over steps: mean (what flow_dynamics pools) or max (a single surprising step)")
-    ap.add_argument("--normalise", choices=NORMALISATIONS, default="none",
-                    help="the encoder's scaling of the errors by the clip's own motion")
-    ap.add_argument("--level", default=None,
-                    help="score by this base statistic (a level, e.g. stopped) averaged over cells, not by the errors")
-    ap.add_argument("--by-family", action="store_true",
-                    help="also same-scene accuracy per violation family (all severities)")
+    ap.add_argument(
+        "--statistic",
+        choices=sorted(STATISTICS),
+        default="mean",
+        help="over steps: mean (what flow_dynamics pools) or max (a single surprising step)",
+    )
+    ap.add_argument(
+        "--normalise",
+        choices=NORMALISATIONS,
+        default="none",
+        help="the encoder's scaling of the errors by the clip's own motion",
+    )
+    ap.add_argument(
+        "--level",
+        default=None,
+        help="score by this base statistic (a level, e.g. stopped) averaged over cells, not by the errors",
+    )
+    ap.add_argument(
+        "--by-family", action="store_true", help="also same-scene accuracy per violation family (all severities)"
+    )
     args = ap.parse_args()
     base, predictor, _ = load_checkpoint(args.checkpoint)
     cfg = json.loads((args.checkpoint / "config.json").read_text())
@@ -66,8 +84,10 @@ def main() -> None:
     feats = cache.load(m.videos["id"])
     missing = set(m.videos["id"]) - set(feats)
     if missing:
-        raise SystemExit(f"{cache.dir}: {len(missing)} videos of {args.manifest} have no cached {base.name} features; "
-                         f"run train.py backbone={base.name} on this manifest first")
+        raise SystemExit(
+            f"{cache.dir}: {len(missing)} videos of {args.manifest} have no cached {base.name} features; "
+            f"run train.py backbone={base.name} on this manifest first"
+        )
     levels = [args.level] if args.level else []
     encoder = DynamicsEncoder(base, predictor.eval(), include_base=False, normalise=args.normalise, levels=levels)
     stat = STATISTICS[args.statistic]
@@ -82,13 +102,18 @@ def main() -> None:
         bench = load_benchmark(b)
         sub = bench.restrict(m)
         res = bench.evaluate({v: scores[v] for v in sub.videos["id"]}, manifest=sub, n_boot=args.n_boot)["world"]
-        cells = [f"{k} {res[k]['value']:.3f} [{res[k]['low']:.3f}, {res[k]['high']:.3f}] n={res[k]['n']}"
-                 for k in FIGURES if k in res and res[k].get("value") is not None]
+        cells = [
+            f"{k} {res[k]['value']:.3f} [{res[k]['low']:.3f}, {res[k]['high']:.3f}] n={res[k]['n']}"
+            for k in FIGURES
+            if k in res and res[k].get("value") is not None
+        ]
         print(f"{name}: " + "; ".join(cells))
         if args.by_family:
             fam = res["same_scene_accuracy_by_family"]
-            print("  by family: " + ", ".join(f"{f} {v['value']:.2f} (n={v['n']})"
-                                            for f, v in fam.items() if v.get("value") is not None))
+            print(
+                "  by family: "
+                + ", ".join(f"{f} {v['value']:.2f} (n={v['n']})" for f, v in fam.items() if v.get("value") is not None)
+            )
 
 
 if __name__ == "__main__":

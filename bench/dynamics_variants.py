@@ -33,8 +33,12 @@ from phyprobe.features.cache import FeatureCache
 from phyprobe.head import PhyProbeHead
 from phyprobe.io.video import ClipSpec
 
-VARIANTS = {"abs": {}, "signed": {"signed": True}, "normalised": {"normalise": "feature_motion"},
-            "signed_normalised": {"signed": True, "normalise": "feature_motion"}}
+VARIANTS = {
+    "abs": {},
+    "signed": {"signed": True},
+    "normalised": {"normalise": "feature_motion"},
+    "signed_normalised": {"signed": True, "normalise": "feature_motion"},
+}
 FIGURES = ("same_scene_accuracy_severity_ge_0.5", "same_scene_accuracy")
 
 
@@ -71,9 +75,16 @@ def main() -> None:
     models = dict(s.split("=", 1) for s in args.models)
     val = {}
     for source in models:
-        bench = load_benchmark({"name": f"{source}_val", "manifest": str(args.manifest), "split": "val",
-                                "where": {"source": source}, "protocol": "world",
-                                "kwargs": {"severe": 0.5, "obvious": 0.8}})
+        bench = load_benchmark(
+            {
+                "name": f"{source}_val",
+                "manifest": str(args.manifest),
+                "split": "val",
+                "where": {"source": source},
+                "protocol": "world",
+                "kwargs": {"severe": 0.5, "obvious": 0.8},
+            }
+        )
         val[source] = (bench, bench.restrict(m))
     loaded = {}  # each model and its base features are read once, then derived per variant
     for source, ck in models.items():
@@ -84,8 +95,9 @@ def main() -> None:
         train = p[(p["source"] == source) & (p["split"] == "train") & (p["correspondence"] == "same_scene")]
         missing = (set(train["a"]) | set(train["b"])) - set(stored)
         if missing:
-            raise SystemExit(f"{len(missing)} training videos of {source} have no cached {base.name} "
-                             f"features in {args.cache}")
+            raise SystemExit(
+                f"{len(missing)} training videos of {source} have no cached {base.name} features in {args.cache}"
+            )
         loaded[source] = (base, predictor.eval(), stored, train)
     for variant in args.variants:
         cells = []
@@ -101,8 +113,10 @@ def main() -> None:
                     cells.append(f"{source}->{target} " + "/".join(f"{res[k]['value']:.3f}" for k in FIGURES))
         print(f"{variant:10s} | " + " | ".join(cells), flush=True)
     sizes = {s: int(np.sum(sub.pairs["correspondence"] == "same_scene")) for s, (_, sub) in val.items()}
-    print("cells: trained on -> val of; same-scene accuracy at severity >= 0.5 / all severities; same-scene val pairs: "
-          + ", ".join(f"{s} {n}" for s, n in sizes.items()))
+    print(
+        "cells: trained on -> val of; same-scene accuracy at severity >= 0.5 / all severities; same-scene val pairs: "
+        + ", ".join(f"{s} {n}" for s, n in sizes.items())
+    )
 
 
 if __name__ == "__main__":

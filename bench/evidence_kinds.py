@@ -102,16 +102,22 @@ def kind_names(scorer: Scorer) -> list[str]:
     """One name per weight of the head, in its order: pooling statistic x the encoder's kinds of evidence."""
     head = scorer.head
     if head.kind != "monotone" or head.monotone.group_mean is None:
-        raise SystemExit("evidence_kinds: the scorer's head must be a grouped monotone head (head.kind=monotone "
-                         "head.groups=encoder), as the flow_dynamics default's is")
+        raise SystemExit(
+            "evidence_kinds: the scorer's head must be a grouped monotone head (head.kind=monotone "
+            "head.groups=encoder), as the flow_dynamics default's is"
+        )
     if not hasattr(scorer.encoder, "evidence_groups"):
-        raise SystemExit(f"evidence_kinds: encoder {scorer.encoder.name!r} names no kinds of evidence (the dynamics encoder does)")
+        raise SystemExit(
+            f"evidence_kinds: encoder {scorer.encoder.name!r} names no kinds of evidence (the dynamics encoder does)"
+        )
     kinds = list(scorer.encoder.evidence_groups())
     stats = head.pool.stats
     names = [f"{k}" if len(stats) == 1 else f"{s}:{k}" for s in stats for k in kinds]
     if len(names) != head.monotone.group_mean.shape[1]:
-        raise SystemExit(f"evidence_kinds: the head weighs {head.monotone.group_mean.shape[1]} kinds, the encoder names "
-                         f"{len(names)} ({names}): the scorer was exported with other groups")
+        raise SystemExit(
+            f"evidence_kinds: the head weighs {head.monotone.group_mean.shape[1]} kinds, the encoder names "
+            f"{len(names)} ({names}): the scorer was exported with other groups"
+        )
     return names
 
 
@@ -144,8 +150,10 @@ class Beside:
         feats = cache.load(manifest.videos["id"])
         missing = set(manifest.videos["id"]) - set(feats)
         if missing:
-            raise SystemExit(f"evidence_kinds: {len(missing)} videos of {manifest.root} have no {self.base.name} features "
-                             f"(unreadable: see {cache.dir})")
+            raise SystemExit(
+                f"evidence_kinds: {len(missing)} videos of {manifest.root} have no {self.base.name} features "
+                f"(unreadable: see {cache.dir})"
+            )
         return feats
 
     def errors(self, feats: dict[str, np.ndarray]) -> dict[str, float]:
@@ -175,10 +183,18 @@ class MotionResidual:
     MOTION = {"mean": lambda steps: steps.mean(), "median": np.median}  # of the steps' frame-mean flow magnitude
     RANGES = ("global", "motion", "motion_levels")
 
-    def __init__(self, checkpoint: Path, cache_dir: str, motion: str = "mean", beyond: float | None = None,
-                 range_by: str = "global"):
+    def __init__(
+        self,
+        checkpoint: Path,
+        cache_dir: str,
+        motion: str = "mean",
+        beyond: float | None = None,
+        range_by: str = "global",
+    ):
         if range_by != "global" and beyond is None:
-            raise SystemExit("evidence_kinds: --residual-range needs --residual-beyond Q, the quantile whose edge it models")
+            raise SystemExit(
+                "evidence_kinds: --residual-range needs --residual-beyond Q, the quantile whose edge it models"
+            )
         self.model, self.motion, self.range_by = Beside(checkpoint, "abs", cache_dir), self.MOTION[motion], range_by
         self.columns = self.model.base.columns("mag_mean")
         fitted = Manifest.load(self.model.fitted_on)
@@ -225,11 +241,20 @@ def levels_encoder(scorer: Scorer) -> FrozenEncoder:
     serves them all)."""
     base = getattr(scorer.encoder, "base", None)
     if base is None or base.name != "flow_stats":
-        raise SystemExit("evidence_kinds: the optional levels are read at the scorer's flow statistics; its encoder has none")
+        raise SystemExit(
+            "evidence_kinds: the optional levels are read at the scorer's flow statistics; its encoder has none"
+        )
     o = base.options
-    return from_config("flow_stats", image_size=o["image_size"], grid=o["grid"], flow_method=o["flow_method"],
-                       edge_fraction=o["edge_fraction"], ego_motion=o.get("ego_motion", "none"),
-                       resize=o.get("resize", "letterbox"), **{name: True for name in OPTIONAL_STATS})
+    return from_config(
+        "flow_stats",
+        image_size=o["image_size"],
+        grid=o["grid"],
+        flow_method=o["flow_method"],
+        edge_fraction=o["edge_fraction"],
+        ego_motion=o.get("ego_motion", "none"),
+        resize=o.get("resize", "letterbox"),
+        **{name: True for name in OPTIONAL_STATS},
+    )
 
 
 class Level:
@@ -251,8 +276,9 @@ class OverPeak:
 
     def __init__(self, scorer: Scorer, cache_dir: str, form: str):
         if not getattr(scorer.encoder, "signed", False):
-            raise SystemExit("evidence_kinds: --peak needs a scorer whose errors are signed "
-                             "(over- and under-predicted apart)")
+            raise SystemExit(
+                "evidence_kinds: --peak needs a scorer whose errors are signed (over- and under-predicted apart)"
+            )
         self.scorer, self.cache_dir, self.form = scorer, cache_dir, form
 
     def __call__(self, manifest: Manifest) -> dict[str, float]:
@@ -276,14 +302,18 @@ class Scaled:
         self.spread = float(np.std(values))
         self.centre = float(np.median(values)) / self.spread if self.spread else 0.0
         if self.spread == 0:
-            raise SystemExit(f"evidence_kinds: the added evidence is the same on every {clips} train clip of {build}, "
-                             "so it has no spread to scale by (--spread-over all reads every train clip)")
+            raise SystemExit(
+                f"evidence_kinds: the added evidence is the same on every {clips} train clip of {build}, "
+                "so it has no spread to scale by (--spread-over all reads every train clip)"
+            )
 
     def __call__(self, manifest: Manifest) -> dict[str, float]:
         return {v: x / self.spread for v, x in self.raw(manifest).items()}
 
 
-def scaled_scores(score: np.ndarray, kinds: np.ndarray, weights: np.ndarray, kind: int, factors: list[float]) -> dict[str, np.ndarray]:
+def scaled_scores(
+    score: np.ndarray, kinds: np.ndarray, weights: np.ndarray, kind: int, factors: list[float]
+) -> dict[str, np.ndarray]:
     """The score with kind ``kind``'s weight times each factor: the head's score is the weighted sum of its
     kinds plus a bias, so only that kind's term changes."""
     return {f"x{f:g}": score + (f - 1.0) * weights[kind] * kinds[:, kind] for f in factors}
@@ -346,34 +376,76 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--by", choices=("family", "subtype"), default="subtype")
     ap.add_argument("--cache-dir", default=".cache/features")
     added = ap.add_mutually_exclusive_group()
-    added.add_argument("--beside", type=Path, help="another dynamics checkpoint whose errors to rank alone and add to the score")
-    added.add_argument("--objects", help="a build whose plausible train clips scale object_rules.py's count of bodies that "
-                       "end or start unexplained: rank that count alone and add it to the score, as --beside does")
-    added.add_argument("--level", nargs=2, metavar=("STAT", "BUILD"),
-                       help=f"the same with one of flow_stats' optional levels {OPTIONAL_STATS}, scaled by BUILD")
-    added.add_argument("--peak", help="the same with the peak of the scorer's over-predicted errors, scaled by this build")
-    added.add_argument("--heuristic", help="the same with the motion heuristic's score (the zero-parameter baseline every "
-                       "run reports), scaled by this build")
-    added.add_argument("--residual", type=Path, help="the same with this dynamics checkpoint's errors beyond what the clip's "
-                       "motion explains (MotionResidual), scaled by the build it was fitted on")
+    added.add_argument(
+        "--beside", type=Path, help="another dynamics checkpoint whose errors to rank alone and add to the score"
+    )
+    added.add_argument(
+        "--objects",
+        help="a build whose plausible train clips scale object_rules.py's count of bodies that "
+        "end or start unexplained: rank that count alone and add it to the score, as --beside does",
+    )
+    added.add_argument(
+        "--level",
+        nargs=2,
+        metavar=("STAT", "BUILD"),
+        help=f"the same with one of flow_stats' optional levels {OPTIONAL_STATS}, scaled by BUILD",
+    )
+    added.add_argument(
+        "--peak", help="the same with the peak of the scorer's over-predicted errors, scaled by this build"
+    )
+    added.add_argument(
+        "--heuristic",
+        help="the same with the motion heuristic's score (the zero-parameter baseline every "
+        "run reports), scaled by this build",
+    )
+    added.add_argument(
+        "--residual",
+        type=Path,
+        help="the same with this dynamics checkpoint's errors beyond what the clip's "
+        "motion explains (MotionResidual), scaled by the build it was fitted on",
+    )
     ap.add_argument("--peak-form", choices=PEAK_FORMS, default="peak")
-    ap.add_argument("--residual-motion", choices=tuple(MotionResidual.MOTION), default="mean",
-                    help="the clip's motion --residual regresses on: the mean or the median step's")
-    ap.add_argument("--residual-beyond", type=float, metavar="Q",
-                    help="count only the residual above its Q quantile over the plausible train clips (e.g. 0.95)")
-    ap.add_argument("--residual-range", choices=MotionResidual.RANGES, default="global",
-                    help="the edge of --residual-beyond's plausible range: one quantile, or a conditional quantile given "
-                         "the clip's motion (and its levels)")
-    ap.add_argument("--spread-over", choices=("plausible", "all"), default="plausible",
-                    help="which train clips of the build scale the added evidence")
+    ap.add_argument(
+        "--residual-motion",
+        choices=tuple(MotionResidual.MOTION),
+        default="mean",
+        help="the clip's motion --residual regresses on: the mean or the median step's",
+    )
+    ap.add_argument(
+        "--residual-beyond",
+        type=float,
+        metavar="Q",
+        help="count only the residual above its Q quantile over the plausible train clips (e.g. 0.95)",
+    )
+    ap.add_argument(
+        "--residual-range",
+        choices=MotionResidual.RANGES,
+        default="global",
+        help="the edge of --residual-beyond's plausible range: one quantile, or a conditional quantile given "
+        "the clip's motion (and its levels)",
+    )
+    ap.add_argument(
+        "--spread-over",
+        choices=("plausible", "all"),
+        default="plausible",
+        help="which train clips of the build scale the added evidence",
+    )
     ap.add_argument("--instead", help="KIND: also score with the added evidence in place of this kind, at its weight")
     ap.add_argument("--beside-part", choices=BESIDE_PARTS, default="abs")
-    ap.add_argument("--beside-weight", type=float, nargs="+", default=[1.0],
-                    help="its weight in the sum, in units of the head's mean weight (one column per value)")
+    ap.add_argument(
+        "--beside-weight",
+        type=float,
+        nargs="+",
+        default=[1.0],
+        help="its weight in the sum, in units of the head's mean weight (one column per value)",
+    )
     ap.add_argument("--scale", help="KIND=F[,F...]: also score with that kind's head weight times each factor F")
-    ap.add_argument("--stronger", action="store_true",
-                    help="also score each clip by the larger of the score and the added evidence, each less its median "
-                         "and over its spread on the plausible train clips the evidence is scaled by")
+    ap.add_argument(
+        "--stronger",
+        action="store_true",
+        help="also score each clip by the larger of the score and the added evidence, each less its median "
+        "and over its spread on the plausible train clips the evidence is scaled by",
+    )
     args = ap.parse_args(argv)
 
     scorer_dir = args.run / "scorer" if (args.run / "scorer").is_dir() else args.run
@@ -389,25 +461,31 @@ def main(argv: list[str] | None = None) -> None:
     elif args.level:
         stat, build = args.level
         if stat not in OPTIONAL_STATS:
-            raise SystemExit(f"evidence_kinds: --level takes one of flow_stats' optional levels {OPTIONAL_STATS}, "
-                             f"got {stat!r}")
+            raise SystemExit(
+                f"evidence_kinds: --level takes one of flow_stats' optional levels {OPTIONAL_STATS}, got {stat!r}"
+            )
         beside = Scaled(Level(scorer, args.cache_dir, stat), build, args.spread_over)
     elif args.peak:
         beside = Scaled(OverPeak(scorer, args.cache_dir, args.peak_form), args.peak, args.spread_over)
     elif args.heuristic:
         beside = Scaled(lambda m: motion_scores(m, cache_dir=BASELINE_CACHE), args.heuristic, args.spread_over)
     elif args.residual:
-        residual = MotionResidual(args.residual, args.cache_dir, args.residual_motion, args.residual_beyond,
-                                  args.residual_range)
+        residual = MotionResidual(
+            args.residual, args.cache_dir, args.residual_motion, args.residual_beyond, args.residual_range
+        )
         print(f"log error = {residual.intercept:.3f} + {residual.slope:.3f} x log motion on the plausible train clips")
         beside = Scaled(residual, residual.model.fitted_on, args.spread_over)
     if args.instead is not None and (beside is None or args.instead not in names):
-        raise SystemExit(f"evidence_kinds: --instead replaces one of the head's kinds {names} with added evidence "
-                         "(--beside, --objects, --level, --peak, --heuristic or --residual)")
+        raise SystemExit(
+            f"evidence_kinds: --instead replaces one of the head's kinds {names} with added evidence "
+            "(--beside, --objects, --level, --peak, --heuristic or --residual)"
+        )
     if args.stronger:
         if beside is None:
-            raise SystemExit("evidence_kinds: --stronger compares the score with added evidence (--beside, --objects, "
-                             "--level, --peak, --heuristic or --residual)")
+            raise SystemExit(
+                "evidence_kinds: --stronger compares the score with added evidence (--beside, --objects, "
+                "--level, --peak, --heuristic or --residual)"
+            )
         _, fitted_score = kind_scores(scorer, scorer_feature_table(scorer, beside.fitted, args.cache_dir, {})[0])
         stronger = (float(np.median(fitted_score)), float(np.std(fitted_score)))
     pd.set_option("display.width", 200)
@@ -432,16 +510,21 @@ def main(argv: list[str] | None = None) -> None:
                 columns[f"score+{w:g}x"] = {v: columns["score"][v] + w * mean_weight * extra[v] for v in ids}
             if args.stronger:
                 centre, spread = stronger
-                columns["stronger"] = {v: max((columns["score"][v] - centre) / spread, extra[v] - beside.centre) for v in ids}
+                columns["stronger"] = {
+                    v: max((columns["score"][v] - centre) / spread, extra[v] - beside.centre) for v in ids
+                }
             if args.instead is not None:
                 k = names.index(args.instead)
                 w = float(scorer.head.monotone.weights().detach()[k])
-                columns[f"instead of {args.instead}"] = {v: columns["score"][v] + w * (extra[v] - kinds[i, k])
-                                                         for i, v in enumerate(ids)}
+                columns[f"instead of {args.instead}"] = {
+                    v: columns["score"][v] + w * (extra[v] - kinds[i, k]) for i, v in enumerate(ids)
+                }
         pairs = violated_twin_pairs(kept, columns["score"])
         pairs = pairs[pairs["severity_a"] >= args.severe]
-        print(f"\n{name} ({bench.manifest}, splits {bench.split}; {len(manifest.videos) - len(ids)} unreadable videos "
-              f"left out): same-scene accuracy at severity >= {args.severe:g} by {args.by}")
+        print(
+            f"\n{name} ({bench.manifest}, splits {bench.split}; {len(manifest.videos) - len(ids)} unreadable videos "
+            f"left out): same-scene accuracy at severity >= {args.severe:g} by {args.by}"
+        )
         table = accuracy_table(pairs, columns, args.by)
         table.loc["AUROC, one video"] = auroc_row(kept, columns)
         print(table.round(3).to_string())

@@ -81,9 +81,15 @@ def run(case: Case, device: torch.device, dtype: torch.dtype, iters: int, smoke:
         torch.cuda.synchronize()
     dt = (time.perf_counter() - start) / iters
     assert y.shape == (b, enc.num_steps(t), enc.feature_dim), y.shape
-    out = {"encoder": case.label, "weights": weights, "input": list(x.shape), "features": list(y.shape),
-           "params_M": round(sum(p.numel() for p in enc.parameters()) / 1e6, 1),
-           "frames_per_s": round(b * t / dt, 1), "ms_per_clip": round(1000 * dt / b, 1)}
+    out = {
+        "encoder": case.label,
+        "weights": weights,
+        "input": list(x.shape),
+        "features": list(y.shape),
+        "params_M": round(sum(p.numel() for p in enc.parameters()) / 1e6, 1),
+        "frames_per_s": round(b * t / dt, 1),
+        "ms_per_clip": round(1000 * dt / b, 1),
+    }
     if device.type == "cuda":
         out["peak_mem_GiB"] = round(torch.cuda.max_memory_allocated() / 2**30, 2)
     del enc, x, y
@@ -102,8 +108,12 @@ def count_flops(case: Case) -> dict:
         x = torch.empty(1, t, 3, *enc.preprocess.size)
         with FlopCounterMode(display=False) as fc:
             enc(x)
-    return {"encoder": case.label, "params_M": round(sum(p.numel() for p in enc.parameters()) / 1e6, 1),
-            "input": list(x.shape), "GFLOPs_per_frame": round(fc.get_total_flops() / t / 1e9, 1)}
+    return {
+        "encoder": case.label,
+        "params_M": round(sum(p.numel() for p in enc.parameters()) / 1e6, 1),
+        "input": list(x.shape),
+        "GFLOPs_per_frame": round(fc.get_total_flops() / t / 1e9, 1),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -126,8 +136,10 @@ def main(argv: list[str] | None = None) -> int:
             torch.backends.cudnn.allow_tf32 = True
             print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}, bf16", flush=True)
         else:
-            print("No CUDA device: nothing to benchmark. Use --cpu-smoke to check this script on CPU, "
-                  "or --flops for FLOP and parameter counts.")
+            print(
+                "No CUDA device: nothing to benchmark. Use --cpu-smoke to check this script on CPU, "
+                "or --flops for FLOP and parameter counts."
+            )
             return 0
         results = []
         for c in cases:

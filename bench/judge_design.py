@@ -26,7 +26,9 @@ from phyprobe.eval.targets import ROLES, as_markdown, judge, tally, write_json
 ROOT = Path(__file__).resolve().parents[1]
 CROSS = ("cross_2d_to_3d", "cross_3d_to_2d")
 # BENCHMARK:MANIFEST[:BUILD SEED], as eval.py reads them (a build is drawn into its manifest on first use)
-WORLD_BUILDS = [f"rigs:data/rigs-s{s}-n200:{s}" for s in (0, 1, 2)] + [f"marbles:data/marbles-s{s}-n200:{s}" for s in (0, 1)]
+WORLD_BUILDS = [f"rigs:data/rigs-s{s}-n200:{s}" for s in (0, 1, 2)] + [
+    f"marbles:data/marbles-s{s}-n200:{s}" for s in (0, 1)
+]
 FOOTAGE_BUILDS = [f"real_footage_other_sources:data/footage-other-sources-s{s}-n100:{s}" for s in (0, 1)]
 
 
@@ -61,21 +63,28 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("overrides", nargs="*", help="train.py overrides that make the design (after --)")
     args = ap.parse_args(argv)
     out = args.out.resolve()
-    builds = {"unseen_world": [_eval_overrides(b) for b in args.world_builds],
-              "unseen_footage": [_eval_overrides(b) for b in args.footage_builds]}
+    builds = {
+        "unseen_world": [_eval_overrides(b) for b in args.world_builds],
+        "unseen_footage": [_eval_overrides(b) for b in args.footage_builds],
+    }
 
     roles: dict[str, list[Path]] = {role: [] for role in ROLES}
     for seed in args.seeds:
         roles["default"].append(_run(["train.py", *args.overrides, f"seed={seed}"], out / "default" / f"seed{seed}"))
     for experiment in () if args.no_cross else CROSS:
         for seed in args.seeds:
-            roles["cross"].append(_run(["train.py", f"experiment={experiment}", *args.overrides, f"seed={seed}"],
-                                       out / "cross" / f"{experiment}-seed{seed}"))
+            roles["cross"].append(
+                _run(
+                    ["train.py", f"experiment={experiment}", *args.overrides, f"seed={seed}"],
+                    out / "cross" / f"{experiment}-seed{seed}",
+                )
+            )
     for run in roles["default"]:
         for role, specs in builds.items():
             for name, overrides in specs:
-                roles[role].append(_run(["eval.py", f"run={run}", *overrides, "report=false"],
-                                        out / role / f"{name}-{run.name}"))
+                roles[role].append(
+                    _run(["eval.py", f"run={run}", *overrides, "report=false"], out / role / f"{name}-{run.name}")
+                )
 
     table = judge(roles)
     text = as_markdown(table)

@@ -39,8 +39,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("run", type=Path, help="a run directory (its scorer/ is read) or a scorer directory")
     ap.add_argument("manifests", nargs="+")
     ap.add_argument("--cache-dir", default=".cache/features")
-    ap.add_argument("--dynamics", type=Path, nargs="+", default=[],
-                    help="dynamics checkpoints whose clip-mean |prediction error| to correlate with the motion too")
+    ap.add_argument(
+        "--dynamics",
+        type=Path,
+        nargs="+",
+        default=[],
+        help="dynamics checkpoints whose clip-mean |prediction error| to correlate with the motion too",
+    )
     args = ap.parse_args(argv)
 
     scorer = Scorer.from_pretrained(args.run / "scorer" if (args.run / "scorer").is_dir() else args.run)
@@ -52,16 +57,28 @@ def main(argv: list[str] | None = None) -> None:
         manifest = Manifest.load(root)
         manifest = manifest.keep(plausible_mask(manifest.videos))
         feats = extract_features(manifest, encoder, scorer.clip, args.cache_dir).load(manifest.videos["id"])
-        means = pd.DataFrame({stat: {v: float(np.asarray(f)[:, encoder.columns(stat)].mean()) for v, f in feats.items()}
-                              for stat in ("mag_mean", *levels)})
+        means = pd.DataFrame(
+            {
+                stat: {v: float(np.asarray(f)[:, encoder.columns(stat)].mean()) for v, f in feats.items()}
+                for stat in ("mag_mean", *levels)
+            }
+        )
         for name, model in models.items():
             means[name] = pd.Series(model.raw(manifest))
         means["source"] = manifest.videos.set_index("id")["source"].reindex(means.index)
         for source, g in means.groupby("source"):
-            rows.append({"manifest": root, "source": source, "n": len(g),
-                         **{stat: spearmanr(g[stat], g["mag_mean"])[0] for stat in (*levels, *models)}})
-    print("Spearman correlation of each level (and dynamics model's error) with the clip's mean flow magnitude, "
-          "plausible clips")
+            rows.append(
+                {
+                    "manifest": root,
+                    "source": source,
+                    "n": len(g),
+                    **{stat: spearmanr(g[stat], g["mag_mean"])[0] for stat in (*levels, *models)},
+                }
+            )
+    print(
+        "Spearman correlation of each level (and dynamics model's error) with the clip's mean flow magnitude, "
+        "plausible clips"
+    )
     print(pd.DataFrame(rows).round(2).to_string(index=False))
 
 

@@ -52,10 +52,14 @@ def main(argv: list[str] | None = None) -> None:
     if not videos:
         raise SystemExit("long_video_reading: no videos given (files, directories or --shipped)")
     scorer = Scorer.from_pretrained(args.scorer)
-    print(f"clip length {scorer.clip.num_frames} frames; raw scores (plausible footage of the training clips' kind "
-          "scores below 0)")
-    print(f"{'video':28s} {'frames':>6s} {'whole':>7s} {'windows':>7s} {'median':>7s} {'mean':>7s} {'max':>7s} "
-          f"{'s whole':>8s} {'s windows':>9s}")
+    print(
+        f"clip length {scorer.clip.num_frames} frames; raw scores (plausible footage of the training clips' kind "
+        "scores below 0)"
+    )
+    print(
+        f"{'video':28s} {'frames':>6s} {'whole':>7s} {'windows':>7s} {'median':>7s} {'mean':>7s} {'max':>7s} "
+        f"{'s whole':>8s} {'s windows':>9s}"
+    )
     gaps = []
     for v in videos:
         try:
@@ -71,11 +75,15 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{v}: skipped ({e})")
             continue
         gaps.append(whole - float(np.mean(windows)))
-        print(f"{v.split('/')[-1][:28]:28s} {n:6d} {whole:+7.3f} {len(windows):7d} {np.median(windows):+7.3f} "
-              f"{np.mean(windows):+7.3f} {np.max(windows):+7.3f} {t1 - t0:8.1f} {t2 - t1:9.1f}")
+        print(
+            f"{v.split('/')[-1][:28]:28s} {n:6d} {whole:+7.3f} {len(windows):7d} {np.median(windows):+7.3f} "
+            f"{np.mean(windows):+7.3f} {np.max(windows):+7.3f} {t1 - t0:8.1f} {t2 - t1:9.1f}"
+        )
     if gaps:
-        print(f"whole less the windows' mean: median {np.median(gaps):+.3f}, range {min(gaps):+.3f} to {max(gaps):+.3f} "
-              f"over {len(gaps)} videos")
+        print(
+            f"whole less the windows' mean: median {np.median(gaps):+.3f}, range {min(gaps):+.3f} to {max(gaps):+.3f} "
+            f"over {len(gaps)} videos"
+        )
 
 
 def compare_on_twins(scorer: Scorer, manifest: Manifest, stride: int | None) -> None:
@@ -93,8 +101,13 @@ def compare_on_twins(scorer: Scorer, manifest: Manifest, stride: int | None) -> 
         readings["windows, mean"][vid] = float(np.mean(windows))
         readings["windows, max"][vid] = float(np.max(windows))
     print(f"{len(readings['whole'])} videos of {manifest.root}, windows read in {time.perf_counter() - t0:.0f} s")
-    keys = ("same_scene_accuracy_severity_ge_0.5", "same_scene_accuracy", "auroc_plausible_vs_violated",
-            "median_score_plausible", "median_score_severity_ge_0.8")
+    keys = (
+        "same_scene_accuracy_severity_ge_0.5",
+        "same_scene_accuracy",
+        "auroc_plausible_vs_violated",
+        "median_score_plausible",
+        "median_score_severity_ge_0.8",
+    )
     print(f"{'reading':16s} " + " ".join(f"{k.replace('same_scene_accuracy', 'same-scene'):>34s}" for k in keys))
     for name, scores in readings.items():
         figures = evaluate(manifest, scores, "world", n_boot=1000, seed=0)

@@ -36,8 +36,16 @@ MIN_AREA, MIN_SHARE = 6, 0.0005  # a body covers at least this many pixels and t
 CLOSING = 5  # px: gaps a body's own pattern leaves in its region
 EDGE = 2  # px: a body this close to the picture's edge may be entering or leaving
 CONTACT = 3  # px between two bodies' equal-area circles, plus half the body's radius: in contact
-MIN_TRACK, HOLD, SEARCH = 3, 2, 2  # frames a track lasts, frames no body may touch its end, px searched around the forecast
-RING, MAX_RING, MAX_FOREGROUND = 0.08, 0.03, 0.2  # the picture's outer ring (share of its side); a moving camera moves it
+MIN_TRACK, HOLD, SEARCH = (
+    3,
+    2,
+    2,
+)  # frames a track lasts, frames no body may touch its end, px searched around the forecast
+RING, MAX_RING, MAX_FOREGROUND = (
+    0.08,
+    0.03,
+    0.2,
+)  # the picture's outer ring (share of its side); a moving camera moves it
 MAX_TRACKS_PER_BODY = 3
 
 
@@ -66,7 +74,9 @@ def find_bodies(frames: np.ndarray) -> tuple[list[np.ndarray], float, float]:
             continue
         centre = np.array(ndimage.center_of_mass(mask, labels, index))[keep]
         boxes = [s for s, k in zip(ndimage.find_objects(labels), keep) if k]
-        at_edge = [s[0].start <= EDGE or s[1].start <= EDGE or s[0].stop >= h - EDGE or s[1].stop >= w - EDGE for s in boxes]
+        at_edge = [
+            s[0].start <= EDGE or s[1].start <= EDGE or s[0].stop >= h - EDGE or s[1].stop >= w - EDGE for s in boxes
+        ]
         bodies.append(np.column_stack([centre[:, 1], centre[:, 0], np.sqrt(area[keep] / np.pi), at_edge]))
     b = max(2, int(RING * min(h, w)))
     ring = np.ones((h, w), bool)
@@ -137,7 +147,9 @@ def unexplained_ends(path: str | Path) -> dict[str, float]:
             for dx in range(-SEARCH, SEARCH + 1):
                 ys, xs = py + dy - r, px + dx - r
                 if ys >= 0 and xs >= 0 and ys + 2 * r + 1 <= h and xs + 2 * r + 1 <= w:
-                    best = min(best, np.abs(pixels[t1, ys : ys + 2 * r + 1, xs : xs + 2 * r + 1] - template).max(-1).mean())
+                    best = min(
+                        best, np.abs(pixels[t1, ys : ys + 2 * r + 1, xs : xs + 2 * r + 1] - template).max(-1).mean()
+                    )
         return best < OFF_MEDIAN / 2
 
     def velocity(path_: dict[int, int], t: int) -> np.ndarray:
@@ -149,11 +161,19 @@ def unexplained_ends(path: str | Path) -> dict[str, float]:
             continue
         last, first = steps[-1], steps[0]
         end, start = bodies[last][path_[last]], bodies[first][path_[first]]
-        if (last < T - 1 and not end[3] and not touched(last, path_[last], range(last, last + HOLD + 1))
-                and not found(last, last + 1, end, velocity(path_, last))):
+        if (
+            last < T - 1
+            and not end[3]
+            and not touched(last, path_[last], range(last, last + HOLD + 1))
+            and not found(last, last + 1, end, velocity(path_, last))
+        ):
             out["events"] += 1
-        if (first > 0 and not start[3] and not touched(first, path_[first], range(first - HOLD, first + 1))
-                and not found(first, first - 1, start, velocity(path_, first + 1))):
+        if (
+            first > 0
+            and not start[3]
+            and not touched(first, path_[first], range(first - HOLD, first + 1))
+            and not found(first, first - 1, start, velocity(path_, first + 1))
+        ):
             out["events"] += 1
     return out
 

@@ -64,7 +64,9 @@ def main() -> None:
     m = hold_out_real(args.world, args.out)
     m.save()
     held = m.videos["split"] == SPLIT
-    print(f"{args.out}: {int(held.sum())} real-footage videos and {int((m.pairs['split'] == SPLIT).sum())} pairs held out")
+    print(
+        f"{args.out}: {int(held.sum())} real-footage videos and {int((m.pairs['split'] == SPLIT).sum())} pairs held out"
+    )
     if args.link_cache:
         for link in link_caches(args.link_cache, args.world, args.out):
             print(f"  cache {link.name} -> {link.resolve().name}")

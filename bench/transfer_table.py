@@ -53,9 +53,16 @@ BUILDS = {
     "ou1": ("data/footage-other-sources-unseen-kinds-s1-n100", ["real_footage_other_sources_unseen_kinds"], None, 1),
 }
 WORLD_SEEDS = {"s1": 1, "s2": 2, "s3": 3}  # builds of both worlds that no run trains on, drawn here if missing
-SHORT = {"world_test": "2D", "world3d_test": "3D", "real_footage_unseen": "footage", "marbles": "marbles",
-         "rigs": "rigs", "real_footage_unseen_kinds": "footage, unseen kinds",
-         "real_footage_other_sources": "other footage", "real_footage_other_sources_unseen_kinds": "other footage, unseen kinds"}
+SHORT = {
+    "world_test": "2D",
+    "world3d_test": "3D",
+    "real_footage_unseen": "footage",
+    "marbles": "marbles",
+    "rigs": "rigs",
+    "real_footage_unseen_kinds": "footage, unseen kinds",
+    "real_footage_other_sources": "other footage",
+    "real_footage_other_sources_unseen_kinds": "other footage, unseen kinds",
+}
 FIGURE = "same_scene_accuracy_severity_ge_0.5"
 
 
@@ -71,8 +78,12 @@ def main(argv: list[str] | None = None) -> None:
     for tag in args.builds:
         root, benches, splits, seed = BUILDS[tag]
         if tag in WORLD_SEEDS and not (Path(root) / "videos.jsonl").is_file():
-            worlds(root, seed=WORLD_SEEDS[tag], planar={"engine": "2d", "num_scenes": 200},
-                   bullet={"engine": "3d", "num_scenes": 200, "include_real": False})
+            worlds(
+                root,
+                seed=WORLD_SEEDS[tag],
+                planar={"engine": "2d", "num_scenes": 200},
+                bullet={"engine": "3d", "num_scenes": 200, "include_real": False},
+            )
         for name in benches:
             bench = load_benchmark(name)
             changes = {"manifest": root, **({"split": splits} if splits else {})}

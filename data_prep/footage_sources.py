@@ -63,8 +63,10 @@ MANIFEST = "SOURCES.json"
 
 def _run(cmd: list[str], cwd: Path | None = None) -> str:
     if shutil.which(cmd[0]) is None:
-        raise SystemExit(f"footage_sources: {cmd[0]} is not on this machine; it comes with Debian's apt and dpkg "
-                         "(or pass the packages, downloaded, with --deb)")
+        raise SystemExit(
+            f"footage_sources: {cmd[0]} is not on this machine; it comes with Debian's apt and dpkg "
+            "(or pass the packages, downloaded, with --deb)"
+        )
     done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
     if done.returncode:
         raise SystemExit(f"footage_sources: `{' '.join(cmd)}` failed ({done.returncode}): {done.stderr.strip()[-500:]}")
@@ -90,8 +92,10 @@ def unpack(package: str, deb: Path, out: Path) -> dict:
         for inside, name in PACKAGES[package].items():
             src = Path(tmp) / inside
             if not src.is_file():
-                raise SystemExit(f"footage_sources: {deb} has no {inside}; this version of {package} ({version}) is "
-                                 f"not the one this script knows")
+                raise SystemExit(
+                    f"footage_sources: {deb} has no {inside}; this version of {package} ({version}) is "
+                    f"not the one this script knows"
+                )
             data = gzip.decompress(src.read_bytes()) if src.suffix == ".gz" else src.read_bytes()
             part = out / (name + ".part")
             part.write_bytes(data)
@@ -102,9 +106,16 @@ def unpack(package: str, deb: Path, out: Path) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("out", type=Path, help="folder for the clips (data/sources/debian-footage in the benchmark configs)")
-    ap.add_argument("--deb", type=Path, action="append", default=[],
-                    help=f"a package already on disk, one of {sorted(PACKAGES)} (repeat; the others are downloaded)")
+    ap.add_argument(
+        "out", type=Path, help="folder for the clips (data/sources/debian-footage in the benchmark configs)"
+    )
+    ap.add_argument(
+        "--deb",
+        type=Path,
+        action="append",
+        default=[],
+        help=f"a package already on disk, one of {sorted(PACKAGES)} (repeat; the others are downloaded)",
+    )
     args = ap.parse_args(argv)
     for deb in args.deb:
         if not deb.is_file():

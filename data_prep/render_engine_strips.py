@@ -40,7 +40,9 @@ def _scene(engine, name: str, seed: int, start: int = 0):
 
 
 def family_strip(engine, name: str, family: str, seed: int, out: Path) -> None:
-    sc = _scene(engine, name, seed, start=1 + 40 * sorted(engine.families).index(family))  # a different scene per family
+    sc = _scene(
+        engine, name, seed, start=1 + 40 * sorted(engine.families).index(family)
+    )  # a different scene per family
     plan = sc.plan(family, scene_rng(seed, int(sc.key.rsplit("-", 1)[1]), 2))
     if family == "brief":  # a glitch of one to three frames: show every frame around it
         picks = list(range(max(0, plan.onset - 2), min(FRAMES, plan.onset - 2 + COLUMNS)))

@@ -46,8 +46,12 @@ def paper_runs(root: Path) -> dict[tuple[str, str], list[Path]]:
 
 
 def evidence_runs(dirs: list[Path]) -> dict[tuple[str, str], list[Path]]:
-    return {("evidence_head", "default"): [d for d in dirs if (d / "metrics.json").is_file()],
-            ("evidence_head", "unseen"): sorted(e for d in dirs for e in (d / "eval").glob("*") if (e / "metrics.json").is_file())}
+    return {
+        ("evidence_head", "default"): [d for d in dirs if (d / "metrics.json").is_file()],
+        ("evidence_head", "unseen"): sorted(
+            e for d in dirs for e in (d / "eval").glob("*") if (e / "metrics.json").is_file()
+        ),
+    }
 
 
 def ablation_table(sweep: Path, full: list[Path]) -> pd.DataFrame:
@@ -63,11 +67,22 @@ def ablation_table(sweep: Path, full: list[Path]) -> pd.DataFrame:
             node = m["benchmarks"]
             for part in key.split("."):
                 node = node.get(part, {}) if isinstance(node, dict) else {}
-            value = node.get("value") if isinstance(node, dict) and "value" in node else (node if isinstance(node, float) else None)
+            value = (
+                node.get("value")
+                if isinstance(node, dict) and "value" in node
+                else (node if isinstance(node, float) else None)
+            )
             if value is not None:
-                rows.append({"arm": arm, "seed": seed, "figure": label, "value": value,
-                             "low": node.get("low") if isinstance(node, dict) else None,
-                             "high": node.get("high") if isinstance(node, dict) else None})
+                rows.append(
+                    {
+                        "arm": arm,
+                        "seed": seed,
+                        "figure": label,
+                        "value": value,
+                        "low": node.get("low") if isinstance(node, dict) else None,
+                        "high": node.get("high") if isinstance(node, dict) else None,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -99,8 +114,12 @@ def write_readme_table(over: pd.DataFrame, spec_file: Path = HERE / "readme_tabl
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--paper", type=Path, default=Path("outputs/judge-paper"))
-    ap.add_argument("--evidence-head", type=Path, nargs="*",
-                    default=[Path("outputs/prev-default"), *sorted(Path("outputs/evidence-head").glob("seed*"))])
+    ap.add_argument(
+        "--evidence-head",
+        type=Path,
+        nargs="*",
+        default=[Path("outputs/prev-default"), *sorted(Path("outputs/evidence-head").glob("seed*"))],
+    )
     ap.add_argument("--ablations", type=Path, default=Path("outputs/ablations"))
     args = ap.parse_args()
     runs = {**paper_runs(args.paper), **evidence_runs(args.evidence_head)}

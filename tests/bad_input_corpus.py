@@ -15,8 +15,8 @@ from pathlib import Path
 
 import av
 import numpy as np
-
 from conftest import moving_square
+
 from phyprobe.data.manifest import write_jsonl
 from phyprobe.io.video import write_video
 
@@ -32,7 +32,9 @@ class Case:
     extra: dict = field(default_factory=dict)
 
 
-def write_raw_mp4(path: Path, frames: np.ndarray, fps: int = 12, rotation: int | None = None, faststart: bool = False) -> Path:
+def write_raw_mp4(
+    path: Path, frames: np.ndarray, fps: int = 12, rotation: int | None = None, faststart: bool = False
+) -> Path:
     """An H.264 mp4 with the options write_video does not expose: a display matrix (how phones
     store portrait video) and the index at the front (so a truncated file still opens)."""
     with av.open(str(path), "w", format="mp4", options={"movflags": "faststart"} if faststart else {}) as out:
@@ -65,18 +67,32 @@ def video_cases(root: Path) -> list[Case]:
     up = write_video(root / "portrait_upright.mp4", portrait_frames(), fps=12)
     c.append(Case("portrait video stored upright", up, "ok"))
     # A phone stores the sensor's landscape frames and a display matrix saying "turn -90 deg to view".
-    c.append(Case("phone video (display matrix -90)", write_raw_mp4(root / "phone_rot-90.mp4",
-                                                                    np.rot90(portrait_frames(), 1, axes=(1, 2)), rotation=-90),
-                  "ok", extra={"same_as": up}))
-    c.append(Case("video rotated 180 (display matrix)", write_raw_mp4(root / "upside_down.mp4",
-                                                                      np.rot90(portrait_frames(), 2, axes=(1, 2)), rotation=180),
-                  "ok", extra={"same_as": up}))
-    noisy = rng.integers(0, 255, (60, 48, 64, 3), dtype=np.uint8)  # noise: every frame costs bytes, cuts land mid-stream
+    c.append(
+        Case(
+            "phone video (display matrix -90)",
+            write_raw_mp4(root / "phone_rot-90.mp4", np.rot90(portrait_frames(), 1, axes=(1, 2)), rotation=-90),
+            "ok",
+            extra={"same_as": up},
+        )
+    )
+    c.append(
+        Case(
+            "video rotated 180 (display matrix)",
+            write_raw_mp4(root / "upside_down.mp4", np.rot90(portrait_frames(), 2, axes=(1, 2)), rotation=180),
+            "ok",
+            extra={"same_as": up},
+        )
+    )
+    noisy = rng.integers(
+        0, 255, (60, 48, 64, 3), dtype=np.uint8
+    )  # noise: every frame costs bytes, cuts land mid-stream
     full = write_raw_mp4(root / "faststart_full.mp4", noisy, faststart=True).read_bytes()
     for share in (0.3, 0.6):
         p = root / f"truncated_{int(share * 100)}pct.mp4"
         p.write_bytes(full[: int(len(full) * share)])
-        c.append(Case(f"mp4 truncated at {share:.0%}", p, "error", r"damaged or truncated: \d+ of its 60 frames decode"))
+        c.append(
+            Case(f"mp4 truncated at {share:.0%}", p, "error", r"damaged or truncated: \d+ of its 60 frames decode")
+        )
     p = root / "truncated_98pct.mp4"
     p.write_bytes(full[: int(len(full) * 0.98)])
     c.append(Case("mp4 truncated at 98%", p, "warn"))
@@ -125,12 +141,31 @@ def video_cases(root: Path) -> list[Case]:
         locked.chmod(0)
         c.append(Case("permission denied", locked, "error", r"permission denied"))
     c.append(Case("1-frame video", write_video(root / "one_frame.mp4", moving_square(1, 48, 64, 4, 2), fps=12), "ok"))
-    c.append(Case("2x2 pixel video", write_video(root / "tiny.mp4", np.full((6, 2, 2, 3), 128, np.uint8), fps=12), "ok"))
-    c.append(Case("huge aspect ratio (1024 x 8)", write_video(root / "sliver.mp4", np.full((6, 8, 1024, 3), 90, np.uint8), fps=12),
-                  "ok"))
-    c.append(Case("huge aspect ratio (8 x 1024)", write_video(root / "tower.mp4", np.full((6, 1024, 8, 3), 90, np.uint8), fps=12),
-                  "ok"))
-    c.append(Case("audio-only mp4", write_audio_only(root / "audio_only.mp4"), "error", r"no video stream \(the file has audio"))
+    c.append(
+        Case("2x2 pixel video", write_video(root / "tiny.mp4", np.full((6, 2, 2, 3), 128, np.uint8), fps=12), "ok")
+    )
+    c.append(
+        Case(
+            "huge aspect ratio (1024 x 8)",
+            write_video(root / "sliver.mp4", np.full((6, 8, 1024, 3), 90, np.uint8), fps=12),
+            "ok",
+        )
+    )
+    c.append(
+        Case(
+            "huge aspect ratio (8 x 1024)",
+            write_video(root / "tower.mp4", np.full((6, 1024, 8, 3), 90, np.uint8), fps=12),
+            "ok",
+        )
+    )
+    c.append(
+        Case(
+            "audio-only mp4",
+            write_audio_only(root / "audio_only.mp4"),
+            "error",
+            r"no video stream \(the file has audio",
+        )
+    )
     return c
 
 
@@ -149,8 +184,17 @@ def write_audio_only(path: Path) -> Path:
 
 
 def video_row(vid: str, path: str, **kw) -> dict:
-    return {"id": vid, "path": path, "source": "corpus", "is_real": False, "magnitude": None, "anchor": None,
-            "split": "train", "metadata": {}, **kw}
+    return {
+        "id": vid,
+        "path": path,
+        "source": "corpus",
+        "is_real": False,
+        "magnitude": None,
+        "anchor": None,
+        "split": "train",
+        "metadata": {},
+        **kw,
+    }
 
 
 def video_manifest(root: Path, cases: list[Case]) -> Path:
@@ -165,34 +209,81 @@ def manifest_cases(root: Path, video: Path) -> list[Case]:
     """Broken manifests over one good ``video``; the reason must name the table and the line."""
     ok = video_row("a", str(video))
     ok2 = video_row("b", str(video))
-    pair = {"a": "a", "b": "b", "label": 1.0, "weight": 1.0, "source": "corpus", "correspondence": "none", "kind": "",
-            "split": "train"}
+    pair = {
+        "a": "a",
+        "b": "b",
+        "label": 1.0,
+        "weight": 1.0,
+        "source": "corpus",
+        "correspondence": "none",
+        "kind": "",
+        "split": "train",
+    }
     raw = lambda rows: "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows)  # noqa: E731
     specs = {
         "no videos.jsonl": (None, None, r"videos\.jsonl: manifest table not found"),
         "empty videos.jsonl": ("", None, r"videos\.jsonl: no videos"),
         "invalid JSON line": (raw([ok, '{"id": "b", "path": ']), None, r"videos\.jsonl:2: not valid JSON"),
         "line is a list": (raw([ok, "[1, 2]"]), None, r"videos\.jsonl:2: expected a JSON object"),
-        "missing field": (raw([ok, {k: v for k, v in ok2.items() if k != "path"}]), None, r"videos\.jsonl:2: .*missing.*path"),
+        "missing field": (
+            raw([ok, {k: v for k, v in ok2.items() if k != "path"}]),
+            None,
+            r"videos\.jsonl:2: .*missing.*path",
+        ),
         "unknown field": (raw([ok, {**ok2, "colour": "red"}]), None, r"videos\.jsonl:2: .*unknown field"),
         "id is a number": (raw([ok, {**ok2, "id": 7}]), None, r"videos\.jsonl:2: 'id' must be a non-empty string"),
         "duplicate id": (raw([ok, ok]), None, r"videos\.jsonl:2: duplicate video id 'a'"),
-        "is_real is a string": (raw([ok, {**ok2, "is_real": "yes"}]), None, r"videos\.jsonl:2: 'is_real' must be true/false"),
-        "magnitude NaN": (raw([ok, '{"id": "b", "path": "%s", "source": "c", "is_real": false, "magnitude": NaN}' % video]),
-                          None, r"videos\.jsonl:2: 'magnitude' must be"),
+        "is_real is a string": (
+            raw([ok, {**ok2, "is_real": "yes"}]),
+            None,
+            r"videos\.jsonl:2: 'is_real' must be true/false",
+        ),
+        "magnitude NaN": (
+            raw([ok, '{"id": "b", "path": "%s", "source": "c", "is_real": false, "magnitude": NaN}' % video]),
+            None,
+            r"videos\.jsonl:2: 'magnitude' must be",
+        ),
         "magnitude 1.5": (raw([ok, {**ok2, "magnitude": 1.5}]), None, r"videos\.jsonl:2: 'magnitude' must be"),
-        "anchor true": (raw([ok, {**ok2, "anchor": True}]), None, r"videos\.jsonl:2: 'anchor' must be null, 0 or 1, got true"),
+        "anchor true": (
+            raw([ok, {**ok2, "anchor": True}]),
+            None,
+            r"videos\.jsonl:2: 'anchor' must be null, 0 or 1, got true",
+        ),
         "anchor 2": (raw([ok, {**ok2, "anchor": 2}]), None, r"videos\.jsonl:2: 'anchor' must be"),
-        "metadata is a list": (raw([ok, {**ok2, "metadata": [1]}]), None, r"videos\.jsonl:2: 'metadata' must be an object"),
-        "bad UTF-8": (raw([ok]).encode() + b'{"id": "caf\xe9", "path": "x"}\n', None, r"videos\.jsonl:2: not valid UTF-8"),
+        "metadata is a list": (
+            raw([ok, {**ok2, "metadata": [1]}]),
+            None,
+            r"videos\.jsonl:2: 'metadata' must be an object",
+        ),
+        "bad UTF-8": (
+            raw([ok]).encode() + b'{"id": "caf\xe9", "path": "x"}\n',
+            None,
+            r"videos\.jsonl:2: not valid UTF-8",
+        ),
         "manifest path is a file": ("FILE", None, r"is a file; a manifest is the directory"),
-        "dangling pair id": (raw([ok, ok2]), raw([{**pair, "b": "zz"}]), r"pairs\.jsonl:1: pair field 'b' = 'zz' is not a video id"),
-        "list-valued pair id": (raw([ok, ok2]), raw([{**pair, "a": ["a"]}]), r"pairs\.jsonl:1: pair field 'a' must be a video id"),
-        "pair with itself": (raw([ok, ok2]), raw([{**pair, "b": "a"}]), r"pairs\.jsonl:1: pair compares video 'a' with itself"),
+        "dangling pair id": (
+            raw([ok, ok2]),
+            raw([{**pair, "b": "zz"}]),
+            r"pairs\.jsonl:1: pair field 'b' = 'zz' is not a video id",
+        ),
+        "list-valued pair id": (
+            raw([ok, ok2]),
+            raw([{**pair, "a": ["a"]}]),
+            r"pairs\.jsonl:1: pair field 'a' must be a video id",
+        ),
+        "pair with itself": (
+            raw([ok, ok2]),
+            raw([{**pair, "b": "a"}]),
+            r"pairs\.jsonl:1: pair compares video 'a' with itself",
+        ),
         "label 2": (raw([ok, ok2]), raw([{**pair, "label": 2}]), r"pairs\.jsonl:1: 'label' must be"),
         "label true": (raw([ok, ok2]), raw([{**pair, "label": True}]), r"pairs\.jsonl:1: 'label' must be"),
         "weight 0": (raw([ok, ok2]), raw([{**pair, "weight": 0}]), r"pairs\.jsonl:1: 'weight' must be"),
-        "unknown correspondence": (raw([ok, ok2]), raw([{**pair, "correspondence": "same"}]), r"pairs\.jsonl:1: 'correspondence'"),
+        "unknown correspondence": (
+            raw([ok, ok2]),
+            raw([{**pair, "correspondence": "same"}]),
+            r"pairs\.jsonl:1: 'correspondence'",
+        ),
     }
     out = []
     for i, (name, (videos, pairs, reason)) in enumerate(specs.items()):
@@ -224,10 +315,17 @@ def csv_cases(root: Path, ids: list[str]) -> list[Case]:
         "score NaN": (f"video,score\n{ids[0]},nan\n", "error", r":2: score .* not a finite number"),
         "score inf": (f"video,score\n{ids[0]},inf\n", "error", r":2: score .* not a finite number"),
         "unknown video": ("video,score\nnot_a_video,0.5\n", "error", r":2: video 'not_a_video' is not in the manifest"),
-        "duplicate video": (f"video,score\n{ids[0]},0.5\n{ids[0]},0.6\n", "error", r":3: video .* already scored on line 2"),
+        "duplicate video": (
+            f"video,score\n{ids[0]},0.5\n{ids[0]},0.6\n",
+            "error",
+            r":3: video .* already scored on line 2",
+        ),
         "row missing its score": (f"video,score\n{ids[0]}\n", "error", r":2: score None .* is not a number"),
-        "Latin-1 bytes": (f"video,score\n{ids[0]},0.5\n".encode() + "caf\xe9,0.1\n".encode("latin-1"), "error",
-                          r":3: not valid UTF-8"),
+        "Latin-1 bytes": (
+            f"video,score\n{ids[0]},0.5\n".encode() + "caf\xe9,0.1\n".encode("latin-1"),
+            "error",
+            r":3: not valid UTF-8",
+        ),
         "NUL byte": (f"video,score\n{ids[0]},0.5\x00\n", "error", r"not a readable CSV|not a number"),
     }
     out = []

@@ -9,8 +9,16 @@ from phyprobe.data.manifest import write_jsonl
 from phyprobe.io.video import write_video
 
 
-def moving_square(num_frames: int, h: int, w: int, x0: float, vx: float, jump_at: int | None = None, jump: float = 0.0,
-                  colour=(200, 80, 40)) -> np.ndarray:
+def moving_square(
+    num_frames: int,
+    h: int,
+    w: int,
+    x0: float,
+    vx: float,
+    jump_at: int | None = None,
+    jump: float = 0.0,
+    colour=(200, 80, 40),
+) -> np.ndarray:
     """A square sliding at constant speed; with ``jump_at`` it teleports by ``jump`` px from that frame on."""
     frames = np.full((num_frames, h, w, 3), 40, np.uint8)
     side = max(4, h // 4)
@@ -33,11 +41,35 @@ def write_toy_manifest(root, num_scenes: int = 12, frames: int = 12, size=(48, 6
             vid = f"s{s}_{variant}"
             jump_at = frames // 2 if sev else None
             write_video(root / "v" / f"{vid}.mp4", moving_square(frames, *size, x0, vx, jump_at, 20.0), fps=12)
-            videos.append({"id": vid, "path": f"v/{vid}.mp4", "source": "toy", "is_real": sev == 0, "magnitude": sev,
-                           "anchor": int(sev), "split": split,
-                           "metadata": {"scene": s, "family": "teleport" if sev else None, "severity": sev, "variant": variant}})
-        pairs.append({"a": f"s{s}_violated", "b": f"s{s}_plausible", "label": 1.0, "weight": 1.0, "source": "toy",
-                      "correspondence": "same_scene", "kind": "real_vs_generated", "split": split})
+            videos.append(
+                {
+                    "id": vid,
+                    "path": f"v/{vid}.mp4",
+                    "source": "toy",
+                    "is_real": sev == 0,
+                    "magnitude": sev,
+                    "anchor": int(sev),
+                    "split": split,
+                    "metadata": {
+                        "scene": s,
+                        "family": "teleport" if sev else None,
+                        "severity": sev,
+                        "variant": variant,
+                    },
+                }
+            )
+        pairs.append(
+            {
+                "a": f"s{s}_violated",
+                "b": f"s{s}_plausible",
+                "label": 1.0,
+                "weight": 1.0,
+                "source": "toy",
+                "correspondence": "same_scene",
+                "kind": "real_vs_generated",
+                "split": split,
+            }
+        )
     write_jsonl(root / "videos.jsonl", videos)
     write_jsonl(root / "pairs.jsonl", pairs)
 
@@ -58,8 +90,10 @@ def tiny_world(tmp_path_factory):
     return build_world(out / "world", num_scenes=16, seed=0, workers=1, progress=False, num_real_segments=4)
 
 
-TINY_WORLDS = {"planar": {"engine": "2d", "num_scenes": 16, "num_real_segments": 4},
-               "bullet": {"engine": "3d", "num_scenes": 10, "include_real": False, "num_frames": 16}}
+TINY_WORLDS = {
+    "planar": {"engine": "2d", "num_scenes": 16, "num_real_segments": 4},
+    "bullet": {"engine": "3d", "num_scenes": 10, "include_real": False, "num_frames": 16},
+}
 
 
 @pytest.fixture(scope="session")

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
 from conftest import moving_square
+
 from phyprobe.io.video import write_video
 
 FRAMES, SIZE = 8, (32, 48)
@@ -28,7 +28,9 @@ def clip_frames(key: str, violate: bool = False) -> np.ndarray:
     teleports the square half-way."""
     rng = np.random.default_rng(zlib.crc32(key.encode()))
     colour = tuple(int(c) for c in rng.integers(60, 255, 3))
-    frames = moving_square(FRAMES, *SIZE, rng.uniform(0, 20), rng.uniform(1, 3), FRAMES // 2 if violate else None, 14.0, colour)
+    frames = moving_square(
+        FRAMES, *SIZE, rng.uniform(0, 20), rng.uniform(1, 3), FRAMES // 2 if violate else None, 14.0, colour
+    )
     frames[:, : SIZE[0] // 4] = rng.integers(0, 255, (1, SIZE[0] // 4, SIZE[1], 3), dtype=np.uint8)
     return frames
 
@@ -40,7 +42,11 @@ def clip(path: Path, key: str, violate: bool = False) -> Path:
 # ---------------------------------------------------------------------------------------------
 
 
-VP2_BUCKETS = {"wan": "wan_videophy2_test_hard_upsampled", "cogvideo": "cogvideoX5b_hard_upsampled", "hunyuan": "hunyuan_xdit"}
+VP2_BUCKETS = {
+    "wan": "wan_videophy2_test_hard_upsampled",
+    "cogvideo": "cogvideoX5b_hard_upsampled",
+    "hunyuan": "hunyuan_xdit",
+}
 
 
 def videophy2(root: Path, tag: str = "a", captions: int = 3, bad_utf8: bool = True) -> Path:
@@ -55,19 +61,27 @@ def videophy2(root: Path, tag: str = "a", captions: int = 3, bad_utf8: bool = Tr
                 pc = [5, 2, 2][m] if c % 2 == 0 else [1, 3, 4][m]
                 sa = 4
                 clip(root / "videos" / bucket / name, f"vp2/{tag}/{split}/{bucket}/{name}", violate=pc < 3)
-                rows.append({
-                    "caption": caption,
-                    "video_url": f"https://videophysics2testvideos.s3.us-east-2.amazonaws.com/{bucket}/{name}",
-                    "sa": sa, "pc": pc, "joint": int(sa >= 4 and pc >= 4),
-                    "physics_rules_followed": str(["The vase stays in contact with the table"]),
-                    "physics_rules_unfollowed": str([] if pc >= 4 else ["Gravity pulls the vase down", "The vase's tilt matches the push"]),
-                    "physics_rules_cannot_be_determined": "[]",
-                    "human_violated_rules": "" if pc >= 3 else str(["The vase floats after tilting"]),
-                    "action": "pushing", "category": "object interactions", "is_hard": "1" if c == 0 else "0",
-                    "metadata_rules": "{'Gravity pulls the vase down': 'gravity'}",
-                    "upsampled_caption": caption + ", in a sunlit kitchen",
-                    "model_name": model,
-                })
+                rows.append(
+                    {
+                        "caption": caption,
+                        "video_url": f"https://videophysics2testvideos.s3.us-east-2.amazonaws.com/{bucket}/{name}",
+                        "sa": sa,
+                        "pc": pc,
+                        "joint": int(sa >= 4 and pc >= 4),
+                        "physics_rules_followed": str(["The vase stays in contact with the table"]),
+                        "physics_rules_unfollowed": str(
+                            [] if pc >= 4 else ["Gravity pulls the vase down", "The vase's tilt matches the push"]
+                        ),
+                        "physics_rules_cannot_be_determined": "[]",
+                        "human_violated_rules": "" if pc >= 3 else str(["The vase floats after tilting"]),
+                        "action": "pushing",
+                        "category": "object interactions",
+                        "is_hard": "1" if c == 0 else "0",
+                        "metadata_rules": "{'Gravity pulls the vase down': 'gravity'}",
+                        "upsampled_caption": caption + ", in a sunlit kitchen",
+                        "model_name": model,
+                    }
+                )
         data = pd.DataFrame(rows).to_csv(index=False).encode("utf-8")
         if bad_utf8:  # the published CSVs hold a few invalid UTF-8 bytes
             data = data.replace(b"sunlit kitchen", b"sunlit kitch\xffen", 1)
@@ -84,9 +98,17 @@ def videofeedback2(root: Path, tag: str = "a", prompts: int = 2, models: int = 3
                 vname = f"{tag}_{split}_{p:04d}_model{m}"
                 phy = [5, 3, 1][m] if p % 2 == 0 else [2, 2, 4][m]
                 clip(root / "videos" / f"{vname}.mp4", f"vf2/{vname}", violate=phy < 3)
-                recs.append({"video_name": vname, "video_url": f"https://example.org/cache/{vname}.mp4",
-                             "prompt": f"{tag} {split} prompt {p}: a ball rolls off a table", "visual_score": 4,
-                             "t2v_score": 3, "phy_score": phy, "thinking": "The ball's fall looks natural."})
+                recs.append(
+                    {
+                        "video_name": vname,
+                        "video_url": f"https://example.org/cache/{vname}.mp4",
+                        "prompt": f"{tag} {split} prompt {p}: a ball rolls off a table",
+                        "visual_score": 4,
+                        "t2v_score": 3,
+                        "phy_score": phy,
+                        "thinking": "The ball's fall looks natural.",
+                    }
+                )
         (root / name).write_text(json.dumps(recs, indent=1), encoding="utf-8")
     return root
 
@@ -119,12 +141,20 @@ def implausibench(root: Path, tag: str = "a", n: int = 3, records: int | None = 
         if i < n:
             clip(root / "ImplausiBench" / "real" / f"{sid}_real.mp4", f"ib/{sid}/real")
             clip(root / "ImplausiBench" / "implausible" / f"{sid}_implausible.mp4", f"ib/{sid}/fake", violate=True)
-        recs.append({"implausible_video": f"ImplausiBench/implausible/{sid}_implausible.mp4",
-                     "real_video": f"ImplausiBench/real/{sid}_real.mp4",
-                     "question": "Do the events in the video appear to follow physics principles (Real) or not (Implausible)? Why?",
-                     "options": {"A": "Real, because the ball bounces.", "B": "Implausible, because the ball passes through the wall.",
-                                 "G": "None of the given reasons is entirely correct."},
-                     "real_answer": "A", "implausible_answer": "B"})
+        recs.append(
+            {
+                "implausible_video": f"ImplausiBench/implausible/{sid}_implausible.mp4",
+                "real_video": f"ImplausiBench/real/{sid}_real.mp4",
+                "question": "Do the events in the video appear to follow physics principles (Real) or not (Implausible)? Why?",
+                "options": {
+                    "A": "Real, because the ball bounces.",
+                    "B": "Implausible, because the ball passes through the wall.",
+                    "G": "None of the given reasons is entirely correct.",
+                },
+                "real_answer": "A",
+                "implausible_answer": "B",
+            }
+        )
     (root / "ImplausiBench-MCQA.json").write_text(json.dumps(recs, indent=1), encoding="utf-8")
     return root
 
@@ -140,12 +170,27 @@ def videogen_rewardbench(root: Path, tag: str = "a", prompts: int = 3) -> Path:
         pid_ = f"{tag}{p:04d}"
         for m in VGRB_MODELS:
             clip(root / "videos" / m / f"{m}_{pid_}.mp4", f"vgrb/{m}/{pid_}", violate=m == "gen3")
-        for k, (ma, mb) in enumerate(((VGRB_MODELS[0], VGRB_MODELS[1]), (VGRB_MODELS[0], VGRB_MODELS[2]), (VGRB_MODELS[1], VGRB_MODELS[2]))):
+        for k, (ma, mb) in enumerate(
+            ((VGRB_MODELS[0], VGRB_MODELS[1]), (VGRB_MODELS[0], VGRB_MODELS[2]), (VGRB_MODELS[1], VGRB_MODELS[2]))
+        ):
             lab = labels[(p + k) % 3]
-            rows.append({"path_A": f"videos/{ma}/{ma}_{pid_}.mp4", "path_B": f"videos/{mb}/{mb}_{pid_}.mp4", "A_model": ma, "B_model": mb,
-                         "prompt": f"{tag} Static camera, a metal ball {p} rolls on a smooth tabletop.", "VQ": lab, "MQ": lab,
-                         "TA": "same", "Overall": labels[(p + k + 1) % 3], "fps_A": 8.0, "num_frames_A": FRAMES, "fps_B": 8.0,
-                         "num_frames_B": FRAMES})
+            rows.append(
+                {
+                    "path_A": f"videos/{ma}/{ma}_{pid_}.mp4",
+                    "path_B": f"videos/{mb}/{mb}_{pid_}.mp4",
+                    "A_model": ma,
+                    "B_model": mb,
+                    "prompt": f"{tag} Static camera, a metal ball {p} rolls on a smooth tabletop.",
+                    "VQ": lab,
+                    "MQ": lab,
+                    "TA": "same",
+                    "Overall": labels[(p + k + 1) % 3],
+                    "fps_A": 8.0,
+                    "num_frames_A": FRAMES,
+                    "fps_B": 8.0,
+                    "num_frames_B": FRAMES,
+                }
+            )
     pd.DataFrame(rows).to_csv(root / "videogen-rewardbench.csv", index=False)
     return root
 
@@ -159,8 +204,15 @@ def monetbench(root: Path, tag: str = "a", pairs: int = 3, train_prompts: int = 
         v1, v2 = f"videos/test/{tag}_{i}_cogvideox.mp4", f"videos/test/{tag}_{i}_opensora.mp4"
         clip(root / v1, f"mb/{v1}")
         clip(root / v2, f"mb/{v2}", violate=True)
-        test.append({"internal_id": f"{tag}{i}", "prompt": f"{tag} a dog jumps over a fence {i}", "standard_answer": answers[i % 3],
-                     "video1_path": v1, "video2_path": v2})
+        test.append(
+            {
+                "internal_id": f"{tag}{i}",
+                "prompt": f"{tag} a dog jumps over a fence {i}",
+                "standard_answer": answers[i % 3],
+                "video1_path": v1,
+                "video2_path": v2,
+            }
+        )
     (root / "monetbench").mkdir(parents=True, exist_ok=True)
     pd.DataFrame(test).to_parquet(root / "monetbench" / "test-00000-of-00001.parquet", index=False)
     train = []
@@ -169,14 +221,25 @@ def monetbench(root: Path, tag: str = "a", pairs: int = 3, train_prompts: int = 
             v = f"videos/train/{tag}_{p}_{k}.mp4"
             clip(root / v, f"mb/{v}", violate=law < 3)
             ann = {"alignment": 4, "physics law": law, "movement reality": move, "stability": 3}
-            train.append({"video_path": v, "internal_id": f"{tag}t{p}{k}", "prompt": f"{tag} waves crash on rocks {p}",
-                          "url": f"https://example.org/{v}", "annotation": ann, "meta_result": [1, 0, 1], "meta_mask": [1, 1, 1]})
+            train.append(
+                {
+                    "video_path": v,
+                    "internal_id": f"{tag}t{p}{k}",
+                    "prompt": f"{tag} waves crash on rocks {p}",
+                    "url": f"https://example.org/{v}",
+                    "annotation": ann,
+                    "meta_result": [1, 0, 1],
+                    "meta_mask": [1, 1, 1],
+                }
+            )
     (root / "train").mkdir(parents=True, exist_ok=True)
     pd.DataFrame(train).to_parquet(root / "train" / "train-00000-of-00001.parquet", index=False)
     return root
 
 
-def rapidata(root: Path, tag: str = "a", schema: str = "file_name", pairs: int = 3, image_to_video: bool = True) -> Path:
+def rapidata(
+    root: Path, tag: str = "a", schema: str = "file_name", pairs: int = 3, image_to_video: bool = True
+) -> Path:
     """One Rapidata set as parquet in either published schema (``file_name`` older, ``video`` newer)."""
     rows = []
     weights = [(5.2, 1.1), (0.0, 3.4), (2.0, 2.0)]
@@ -185,15 +248,33 @@ def rapidata(root: Path, tag: str = "a", schema: str = "file_name", pairs: int =
         clip(root / "videos" / f1, f"rd/{tag}/{f1}")
         clip(root / "videos" / f2, f"rd/{tag}/{f2}", violate=True)
         w1, w2 = weights[i % 3]
-        votes = json.dumps([{"country": "DE", "language": "de", "userScore": 0.9, "votedFor": "A", "votedAt": "2025-05-01T10:00:00Z"}])
+        votes = json.dumps(
+            [{"country": "DE", "language": "de", "userScore": 0.9, "votedFor": "A", "votedAt": "2025-05-01T10:00:00Z"}]
+        )
         if schema == "file_name":
-            row = {"prompt": f"{tag} a glass tips over {i}", "file_name1": f1, "file_name2": f2, "model1": "seedance-1-pro",
-                   "model2": "veo2", "weighted_results1_Coherence": w1, "weighted_results2_Coherence": w2,
-                   "detailedResults_Coherence": votes, "weighted_results1_Preference": 1.0, "weighted_results2_Preference": 2.0}
+            row = {
+                "prompt": f"{tag} a glass tips over {i}",
+                "file_name1": f1,
+                "file_name2": f2,
+                "model1": "seedance-1-pro",
+                "model2": "veo2",
+                "weighted_results1_Coherence": w1,
+                "weighted_results2_Coherence": w2,
+                "detailedResults_Coherence": votes,
+                "weighted_results1_Preference": 1.0,
+                "weighted_results2_Preference": 2.0,
+            }
         else:
-            row = {"prompt": f"{tag} a glass tips over {i}", "video1": f1, "video2": f2, "model1": "seedance-1-pro", "model2": "veo2",
-                   "weighted_results_video1_Coherence": w1, "weighted_results_video2_Coherence": w2,
-                   "detailed_results_coherence": votes}
+            row = {
+                "prompt": f"{tag} a glass tips over {i}",
+                "video1": f1,
+                "video2": f2,
+                "model1": "seedance-1-pro",
+                "model2": "veo2",
+                "weighted_results_video1_Coherence": w1,
+                "weighted_results_video2_Coherence": w2,
+                "detailed_results_coherence": votes,
+            }
         if image_to_video:
             buf = io.BytesIO(b"\x89PNG\r\n\x1a\n" + bytes(16))
             row["prompt_asset"] = {"bytes": buf.getvalue(), "path": f"{tag}_{i}.png"}
@@ -221,6 +302,14 @@ def rated_folder(root: Path, tag: str = "a", prompts: int = 2) -> Path:
     return root
 
 
-WRITERS = {"videophy2": videophy2, "videofeedback2": videofeedback2, "pid": pid, "implausibench": implausibench,
-           "videogen_rewardbench": videogen_rewardbench, "monetbench": monetbench, "rapidata": rapidata,
-           "real_folder": real_folder, "rated_folder": rated_folder}
+WRITERS = {
+    "videophy2": videophy2,
+    "videofeedback2": videofeedback2,
+    "pid": pid,
+    "implausibench": implausibench,
+    "videogen_rewardbench": videogen_rewardbench,
+    "monetbench": monetbench,
+    "rapidata": rapidata,
+    "real_folder": real_folder,
+    "rated_folder": rated_folder,
+}

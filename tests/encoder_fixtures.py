@@ -81,8 +81,9 @@ def _tiny_wan_vae():
     torch.manual_seed(0)
     z = TINY["z_dim"]
     # Non-trivial latent statistics, so the test also sees them read back from config.json.
-    return AutoencoderKLWan(**{**WAN22_ARCH, **TINY}, latents_mean=torch.randn(z).tolist(),
-                            latents_std=(torch.rand(z) + 0.5).tolist())
+    return AutoencoderKLWan(
+        **{**WAN22_ARCH, **TINY}, latents_mean=torch.randn(z).tolist(), latents_std=(torch.rand(z) + 0.5).tolist()
+    )
 
 
 def save_tiny_local_weights(name: str, root: Path, layout: str = "dir") -> LocalWeights:

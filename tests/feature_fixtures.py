@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-
 from conftest import write_toy_manifest
+
 from phyprobe.data.manifest import Manifest
 from phyprobe.encoders import from_config
 from phyprobe.features.cache import FeatureCache

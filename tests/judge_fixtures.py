@@ -5,11 +5,25 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import moving_square
+
 from phyprobe.data.manifest import write_jsonl
 from phyprobe.io.video import write_video
 
-CASES = ("ok", "fenced", "think", "malformed", "missing", "out_of_range", "prose", "rate_limited", "server_error",
-         "always_500", "bad_request", "timeout", "dropped")
+CASES = (
+    "ok",
+    "fenced",
+    "think",
+    "malformed",
+    "missing",
+    "out_of_range",
+    "prose",
+    "rate_limited",
+    "server_error",
+    "always_500",
+    "bad_request",
+    "timeout",
+    "dropped",
+)
 
 
 def case_manifest(root: Path, cases=CASES, frames: int = 6, size: int = 32) -> Path:
@@ -17,16 +31,36 @@ def case_manifest(root: Path, cases=CASES, frames: int = 6, size: int = 32) -> P
     root.mkdir(parents=True, exist_ok=True)
     rows = []
     for i, case in enumerate(cases):
-        write_video(root / "v" / f"{i:04d}_{case}.mp4", moving_square(frames, size, size, 1 + i % 20, 1 + i % 3,
-                                                                     colour=(40 + i % 200, 200, 90)), fps=6)
-        rows.append({"id": f"{i:04d}_{case}", "path": f"v/{i:04d}_{case}.mp4", "source": "test", "is_real": False,
-                     "metadata": {"prompt": f"a square slides to the right SCRIPT:{case}"}})
+        write_video(
+            root / "v" / f"{i:04d}_{case}.mp4",
+            moving_square(frames, size, size, 1 + i % 20, 1 + i % 3, colour=(40 + i % 200, 200, 90)),
+            fps=6,
+        )
+        rows.append(
+            {
+                "id": f"{i:04d}_{case}",
+                "path": f"v/{i:04d}_{case}.mp4",
+                "source": "test",
+                "is_real": False,
+                "metadata": {"prompt": f"a square slides to the right SCRIPT:{case}"},
+            }
+        )
     write_jsonl(root / "videos.jsonl", rows)
     return root
 
 
 def physics_cfg(base_url: str, cache_dir, samples: int = 1, **client) -> dict:
-    return {"judge": {"_target_": "phyprobe.judges.scivbench.RubricJudge", "rubric_set": "physics", "samples": samples},
-            "client": {"base_url": base_url, "model": "test-vl", "timeout_s": 0.5, "max_retries": 3, "backoff_s": 0.02,
-                       "concurrency": 4, **client},
-            "video": {"max_frames": 3, "max_side": 32}, "cache_dir": None if cache_dir is None else str(cache_dir)}
+    return {
+        "judge": {"_target_": "phyprobe.judges.scivbench.RubricJudge", "rubric_set": "physics", "samples": samples},
+        "client": {
+            "base_url": base_url,
+            "model": "test-vl",
+            "timeout_s": 0.5,
+            "max_retries": 3,
+            "backoff_s": 0.02,
+            "concurrency": 4,
+            **client,
+        },
+        "video": {"max_frames": 3, "max_side": 32},
+        "cache_dir": None if cache_dir is None else str(cache_dir),
+    }

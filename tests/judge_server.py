@@ -100,17 +100,46 @@ class ScriptedServer:
                 self.served[key] += 1
 
     def _completion(self, h, content: str, key: str, body: dict) -> None:
-        self._send(h, 200, {
-            "id": f"chatcmpl-{key}", "object": "chat.completion", "created": 0, "model": body["model"],
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
-            "usage": {"prompt_tokens": 100 + len(json.dumps(body)) // 1000, "completion_tokens": 20, "total_tokens": 120}}, key=key)
+        self._send(
+            h,
+            200,
+            {
+                "id": f"chatcmpl-{key}",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body["model"],
+                "choices": [
+                    {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}
+                ],
+                "usage": {
+                    "prompt_tokens": 100 + len(json.dumps(body)) // 1000,
+                    "completion_tokens": 20,
+                    "total_tokens": 120,
+                },
+            },
+            key=key,
+        )
 
     def respond(self, h, case: str, key: str, attempt: int, body: dict) -> None:
         score = expected_score(key)
-        good = json.dumps({"score": score, "reasoning": f"req {key}: the ball falls as gravity requires",
-                           "evidence_frame": [{"idx": 0, "observation": "ball at rest"}]})
-        eva = json.dumps({"exp_summary": f"req {key}", "D1_core_experiment": 1, "D2_prompt_faithfulness": int(key[0] in "01234567"),
-                          "D3_social_reasoning": 0, "D4_social_cue": 1, "D5_video_plausible": 1, "reason": "r"})
+        good = json.dumps(
+            {
+                "score": score,
+                "reasoning": f"req {key}: the ball falls as gravity requires",
+                "evidence_frame": [{"idx": 0, "observation": "ball at rest"}],
+            }
+        )
+        eva = json.dumps(
+            {
+                "exp_summary": f"req {key}",
+                "D1_core_experiment": 1,
+                "D2_prompt_faithfulness": int(key[0] in "01234567"),
+                "D3_social_reasoning": 0,
+                "D4_social_cue": 1,
+                "D5_video_plausible": 1,
+                "reason": "r",
+            }
+        )
         if case == "ok":
             return self._completion(h, good, key, body)
         if case == "eva":
@@ -120,7 +149,7 @@ class ScriptedServer:
         if case == "fenced":
             return self._completion(h, f"```json\n{good}\n```", key, body)
         if case == "think":
-            return self._completion(h, f"<think>maybe {{\"score\": 9}}</think>\n{good}", key, body)
+            return self._completion(h, f'<think>maybe {{"score": 9}}</think>\n{good}', key, body)
         if case == "malformed":
             return self._completion(h, good[:-10], key, body)
         if case == "missing":

@@ -16,8 +16,15 @@ from phyprobe.scorer.reading import Reading
 ENCODER = {"name": "efficientnet_lite0", "image_size": 32}
 
 
-def make_scorer(out: Path, seed: int = 0, num_frames: int = 4, extra: dict | None = None, hidden: int = 16,
-                reading: Reading = Reading("whole"), **encoder_kwargs) -> Path:
+def make_scorer(
+    out: Path,
+    seed: int = 0,
+    num_frames: int = 4,
+    extra: dict | None = None,
+    hidden: int = 16,
+    reading: Reading = Reading("whole"),
+    **encoder_kwargs,
+) -> Path:
     """``reading``: whole by default, as a head trained on videos longer than its few-frame clip records."""
     enc = from_config(ENCODER["name"], **{"image_size": ENCODER["image_size"], **encoder_kwargs})
     torch.manual_seed(seed)

@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-
 from bad_input_corpus import csv_cases, manifest_cases, video_cases, video_manifest
+
 from phyprobe.cli import main as cli_main
 from phyprobe.errors import report_user_errors
 from phyprobe.io.video import ClipSpec, VideoDecodeError, decode_clip
@@ -94,8 +94,23 @@ def test_extract_over_the_video_corpus(corpus):
     reason, every usable video cached, no traceback."""
     root, cases = corpus
     m = video_manifest(root / "vm", cases)
-    cmd = [sys.executable, "-m", "phyprobe.cli", "extract", str(m), "--image-size", "32", "--num-frames", "4",
-           "--cache", str(root / "cache"), "--workers", "0", "--shard-size", "4"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "phyprobe.cli",
+        "extract",
+        str(m),
+        "--image-size",
+        "32",
+        "--num-frames",
+        "4",
+        "--cache",
+        str(root / "cache"),
+        "--workers",
+        "0",
+        "--shard-size",
+        "4",
+    ]
     r = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=600)
     assert "Traceback" not in r.stderr, r.stderr[-3000:]
     assert r.returncode == 1, r.stderr[-3000:]
@@ -120,8 +135,14 @@ def scorer_dir(tmp_path_factory):
     torch.manual_seed(0)
     head = PhyProbeHead(enc.feature_dim, stats=("mean", "std", "max"), hidden=16)
     out = tmp_path_factory.mktemp("scorer")
-    return export_scorer(out, enc, head, ClipSpec(4), "float16",
-                         {"feature_dim": enc.feature_dim, "stats": ["mean", "std", "max"], "hidden": 16, "dropout": 0.0})
+    return export_scorer(
+        out,
+        enc,
+        head,
+        ClipSpec(4),
+        "float16",
+        {"feature_dim": enc.feature_dim, "stats": ["mean", "std", "max"], "hidden": 16, "dropout": 0.0},
+    )
 
 
 def test_score_over_the_video_corpus(corpus, scorer_dir):
@@ -170,12 +191,22 @@ def test_every_bad_manifest_through_extract(bad_manifests, tmp_path, capsys):
 
 
 def test_every_bad_manifest_through_train(bad_manifests, tmp_path, capsys):
-    from phyprobe.training.pipeline import train
     from train_helpers import TOY, compose_train
 
+    from phyprobe.training.pipeline import train
+
     for c in bad_manifests:
-        cfg = compose_train(tmp_path / "run", [*TOY, "data=manifest", f"data.source.path={c.path}",
-                                               f"paths.cache_dir={tmp_path / 'cache'}", "backbone=efficientnet_lite0", "backbone.weights=null"])
+        cfg = compose_train(
+            tmp_path / "run",
+            [
+                *TOY,
+                "data=manifest",
+                f"data.source.path={c.path}",
+                f"paths.cache_dir={tmp_path / 'cache'}",
+                "backbone=efficientnet_lite0",
+                "backbone.weights=null",
+            ],
+        )
         with pytest.raises(SystemExit) as e, report_user_errors(debug=False):
             train(cfg)
         lines = _error_lines(capsys.readouterr().err)
@@ -184,14 +215,24 @@ def test_every_bad_manifest_through_train(bad_manifests, tmp_path, capsys):
 
 
 def test_every_bad_csv_through_eval(toy_manifest, tmp_path, capsys):
+    from test_eval_job import eval_cfg
+
     from phyprobe.data.manifest import Manifest
     from phyprobe.eval.run import run_eval
-    from test_eval_job import eval_cfg
 
     ids = list(Manifest.load(toy_manifest).split("test").videos["id"])
     for c in csv_cases(tmp_path / "csv", ids):
-        cfg = eval_cfg(tmp_path / "out", ["benchmark=world_test", f"benchmark.manifest={toy_manifest}",
-                                          "benchmark.where.source=toy", f"scores_csv={c.path}", "report=false", "n_boot=0"])
+        cfg = eval_cfg(
+            tmp_path / "out",
+            [
+                "benchmark=world_test",
+                f"benchmark.manifest={toy_manifest}",
+                "benchmark.where.source=toy",
+                f"scores_csv={c.path}",
+                "report=false",
+                "n_boot=0",
+            ],
+        )
         if c.expect == "ok":
             res = run_eval(cfg)
             assert res["results"]["world"]["same_scene_accuracy"]["n"] > 0, c.name
@@ -203,14 +244,17 @@ def test_every_bad_csv_through_eval(toy_manifest, tmp_path, capsys):
         assert lines[0].startswith(f"phyprobe: error: {c.path}") and re.search(c.reason, lines[0]), (c.name, lines[0])
 
 
-@pytest.mark.parametrize("argv,reason", [
-    (["--batch-size", "0"], r"--batch-size: must be >= 1"),
-    (["--shard-size", "0"], r"--shard-size: must be >= 1"),
-    (["--num-frames", "0"], r"--num-frames: must be >= 1"),
-    (["--workers", "-1"], r"--workers: must be >= 0"),
-    (["--image-size", "big"], r"--image-size: 'big' is not an integer"),
-    (["--encoder", "resnet"], r"unknown encoder 'resnet'"),
-])
+@pytest.mark.parametrize(
+    "argv,reason",
+    [
+        (["--batch-size", "0"], r"--batch-size: must be >= 1"),
+        (["--shard-size", "0"], r"--shard-size: must be >= 1"),
+        (["--num-frames", "0"], r"--num-frames: must be >= 1"),
+        (["--workers", "-1"], r"--workers: must be >= 0"),
+        (["--image-size", "big"], r"--image-size: 'big' is not an integer"),
+        (["--encoder", "resnet"], r"unknown encoder 'resnet'"),
+    ],
+)
 def test_bad_extract_options_are_one_line_errors(toy_manifest, tmp_path, capsys, argv, reason):
     code, _, err = _run_cli(["extract", str(toy_manifest), "--cache", str(tmp_path), *argv], capsys)
     assert code == 2 and re.search(reason, err) and "Traceback" not in err, err
@@ -218,12 +262,22 @@ def test_bad_extract_options_are_one_line_errors(toy_manifest, tmp_path, capsys,
 
 def test_debug_shows_the_traceback(tmp_path):
     missing = tmp_path / "nowhere"
-    plain = subprocess.run([sys.executable, "-m", "phyprobe.cli", "extract", str(missing)], capture_output=True, text=True,
-                           env=ENV, timeout=300)
+    plain = subprocess.run(
+        [sys.executable, "-m", "phyprobe.cli", "extract", str(missing)],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=300,
+    )
     assert plain.returncode == 2 and "Traceback" not in plain.stderr
     assert plain.stderr.strip() == f"phyprobe: error: {missing / 'videos.jsonl'}: manifest table not found"
-    debug = subprocess.run([sys.executable, "-m", "phyprobe.cli", "--debug", "extract", str(missing)], capture_output=True,
-                           text=True, env=ENV, timeout=300)
+    debug = subprocess.run(
+        [sys.executable, "-m", "phyprobe.cli", "--debug", "extract", str(missing)],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=300,
+    )
     assert debug.returncode != 0 and "Traceback" in debug.stderr and "ManifestError" in debug.stderr
 
 
@@ -231,18 +285,45 @@ def test_train_and_eval_scripts_report_user_errors_in_one_line(tmp_path, corpus,
     """The Hydra entry points themselves, as a user runs them."""
     root, cases = corpus
     bad = manifest_cases(tmp_path / "m", _by_name(cases)["good video"].path)[0]  # no videos.jsonl
-    r = subprocess.run([sys.executable, "train.py", "data=manifest", f"data.source.path={bad.path}", "backbone=efficientnet_lite0", "backbone.weights=null",
-                        f"hydra.run.dir={tmp_path / 'run'}"], capture_output=True, text=True, env=ENV, cwd=REPO, timeout=300)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "train.py",
+            "data=manifest",
+            f"data.source.path={bad.path}",
+            "backbone=efficientnet_lite0",
+            "backbone.weights=null",
+            f"hydra.run.dir={tmp_path / 'run'}",
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        cwd=REPO,
+        timeout=300,
+    )
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-2000:]
     assert _error_lines(r.stderr) == [f"phyprobe: error: {bad.path / 'videos.jsonl'}: manifest table not found"]
     (tmp_path / "latin1.csv").write_bytes("video,score\ncaf\xe9,1\n".encode("latin-1"))
-    r = subprocess.run([sys.executable, "eval.py", f"scores_csv={tmp_path / 'latin1.csv'}", f"benchmark.manifest={toy_manifest}",
-                        f"hydra.run.dir={tmp_path / 'eval'}"], capture_output=True, text=True, env=ENV, cwd=REPO, timeout=300)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "eval.py",
+            f"scores_csv={tmp_path / 'latin1.csv'}",
+            f"benchmark.manifest={toy_manifest}",
+            f"hydra.run.dir={tmp_path / 'eval'}",
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        cwd=REPO,
+        timeout=300,
+    )
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-2000:]
     assert len(_error_lines(r.stderr)) == 1 and str(tmp_path / "latin1.csv") in r.stderr
 
 
 # --- the exported scorer's own inputs (loading, batch size, non-finite heads) ---
+
 
 def _broken_scorers(scorer_dir: Path, root: Path, corpus_cases) -> dict[str, tuple[list[str], str]]:
     import shutil
@@ -267,8 +348,16 @@ def _broken_scorers(scorer_dir: Path, root: Path, corpus_cases) -> dict[str, tup
     return out
 
 
-@pytest.mark.parametrize("case", ["missing scorer directory", "video passed as the scorer", "broken model.safetensors",
-                                  "encoder name changed", "config.json not JSON"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "missing scorer directory",
+        "video passed as the scorer",
+        "broken model.safetensors",
+        "encoder name changed",
+        "config.json not JSON",
+    ],
+)
 def test_broken_scorers_are_one_line_errors(scorer_dir, corpus, tmp_path, capsys, case):
     argv, names = _broken_scorers(scorer_dir, tmp_path, corpus[1])[case]
     good = str(_by_name(corpus[1])["good video"].path)

@@ -9,15 +9,17 @@ import time
 
 import numpy as np
 import pytest
+from scorer_fixtures import make_scorer
 
 from phyprobe import __version__
 from phyprobe.cli import SUBCOMMANDS
 from phyprobe.io.video import write_video
-from scorer_fixtures import make_scorer
 
 CLI = [sys.executable, "-m", "phyprobe.cli"]
-NO_TORCH = "import sys; sys.argv = ['phyprobe', *sys.argv[1:]]; " \
-           "from phyprobe.cli import main\ntry:\n    main()\nexcept SystemExit:\n    pass\nprint('TORCH' if 'torch' in sys.modules else 'LIGHT')"
+NO_TORCH = (
+    "import sys; sys.argv = ['phyprobe', *sys.argv[1:]]; "
+    "from phyprobe.cli import main\ntry:\n    main()\nexcept SystemExit:\n    pass\nprint('TORCH' if 'torch' in sys.modules else 'LIGHT')"
+)
 
 
 @pytest.mark.parametrize("args", [["--help"], ["--version"], ["score", "--help"], ["score", "no/such/dir/x", "a.mp4"]])
@@ -27,7 +29,9 @@ def test_overview_version_and_a_mistake_do_not_load_torch(args):
 
 
 def test_version_and_overview():
-    assert subprocess.run([*CLI, "--version"], capture_output=True, text=True).stdout.strip() == f"phyprobe {__version__}"
+    assert (
+        subprocess.run([*CLI, "--version"], capture_output=True, text=True).stdout.strip() == f"phyprobe {__version__}"
+    )
     overview = subprocess.run([*CLI, "--help"], capture_output=True, text=True).stdout
     assert all(name in overview for name in SUBCOMMANDS)
     err = subprocess.run([*CLI, "score", "no/such/dir/x", "a.mp4"], capture_output=True, text=True)

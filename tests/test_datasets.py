@@ -4,16 +4,16 @@ what it reads, the pairs and magnitudes it writes, and how it fails on bad input
 import json
 import shutil
 
+import dataset_fixtures as F
 import numpy as np
 import pandas as pd
 import pytest
+from train_helpers import CONFIGS
 
-import dataset_fixtures as F
 from phyprobe.cli import main as cli_main
 from phyprobe.data.datasets import ConversionError, available_datasets, prepare
 from phyprobe.data.magnitudes import MagnitudeMap
 from phyprobe.data.manifest import Manifest
-from train_helpers import CONFIGS
 
 
 def convert(name, raw, out, **kw):
@@ -53,12 +53,17 @@ def test_videophy2_pairs_by_caption_with_ties_rules_parsed_and_bad_utf8_read(raw
         pa, pb = v.loc[p["a"], "metadata"]["pc"], v.loc[p["b"], "metadata"]["pc"]
         assert v.loc[p["a"], "metadata"]["prompt"] == v.loc[p["b"], "metadata"]["prompt"]
         assert p["label"] == (0.5 if pa == pb else float(pa < pb))  # lower pc = more violating
-    assert (m.pairs["label"] == 0.5).sum() == 4  # the fixture rates two generators pc 2 on captions 0 and 2 of each split
+    assert (
+        m.pairs["label"] == 0.5
+    ).sum() == 4  # the fixture rates two generators pc 2 on captions 0 and 2 of each split
     # pc 1-5 -> 1 ... 0 through configs/magnitudes/videophy2.yaml
     for meta, mag in zip(v["metadata"], v["magnitude"]):
         assert mag == pytest.approx((5 - meta["pc"]) / 4)
     meta = v["metadata"].iloc[1]
-    assert isinstance(meta["physics_rules_unfollowed"], list) and meta["physics_rules_unfollowed"][0] == "Gravity pulls the vase down"
+    assert (
+        isinstance(meta["physics_rules_unfollowed"], list)
+        and meta["physics_rules_unfollowed"][0] == "Gravity pulls the vase down"
+    )
     assert any("\ufffd" in md["upsampled_caption"] for md in v["metadata"])  # the invalid byte, replaced, not fatal
     # Same file name in three buckets: each URL found its own bucket's file.
     assert v["path"].nunique() == len(v) and all(md["model"] in F.VP2_BUCKETS for md in v["metadata"])
@@ -160,21 +165,37 @@ def damaged_csv(raw_dir, tmp_path, name, edit):
     return root
 
 
-@pytest.mark.parametrize("field,value,match", [
-    ("pc", "7", r"videophy2_training.csv: row 4, field 'pc': '7' is not an integer in \[1, 5\]"),
-    ("pc", "", r"row 4, field 'pc'"),
-    ("physics_rules_unfollowed", "['unclosed", r"videophy2_training.csv: row 4, field 'physics_rules_unfollowed': not a list literal"),
-])
+@pytest.mark.parametrize(
+    "field,value,match",
+    [
+        ("pc", "7", r"videophy2_training.csv: row 4, field 'pc': '7' is not an integer in \[1, 5\]"),
+        ("pc", "", r"row 4, field 'pc'"),
+        (
+            "physics_rules_unfollowed",
+            "['unclosed",
+            r"videophy2_training.csv: row 4, field 'physics_rules_unfollowed': not a list literal",
+        ),
+    ],
+)
 def test_videophy2_malformed_row_names_file_row_and_field(raw, tmp_path, field, value, match):
-    root = damaged_csv(raw["videophy2"], tmp_path, "videophy2_training.csv", lambda df: df.__setitem__(field, df[field].where(df.index != 2, value)))
+    root = damaged_csv(
+        raw["videophy2"],
+        tmp_path,
+        "videophy2_training.csv",
+        lambda df: df.__setitem__(field, df[field].where(df.index != 2, value)),
+    )
     with pytest.raises(ConversionError, match=match):
         convert("videophy2", root, tmp_path / "out")
     assert not (tmp_path / "out" / "videos.jsonl").exists()  # nothing half-written
 
 
 def test_videogen_rewardbench_bad_label_names_row_in_a_later_chunk(raw, tmp_path):
-    root = damaged_csv(raw["videogen_rewardbench"], tmp_path, "videogen-rewardbench.csv",
-                       lambda df: df.__setitem__("MQ", df["MQ"].where(df.index != 6, "C")))
+    root = damaged_csv(
+        raw["videogen_rewardbench"],
+        tmp_path,
+        "videogen-rewardbench.csv",
+        lambda df: df.__setitem__("MQ", df["MQ"].where(df.index != 6, "C")),
+    )
     with pytest.raises(ConversionError, match=r"videogen-rewardbench.csv: row 8, field 'MQ': label 'C' is not one of"):
         convert("videogen_rewardbench", root, tmp_path / "out", chunksize=4)
 
@@ -216,7 +237,11 @@ def test_missing_video_is_reported_and_left_out_with_its_pairs(raw, tmp_path):
     rep = report(tmp_path / "out")
     assert len(m.videos) == 17 and len(m.pairs) == 16 and rep["pairs_left_out"] == 2
     [miss] = rep["missing_videos"]
-    assert miss["ref"].endswith("hunyuan_xdit/" + gone.name) and miss["file"].endswith("videophy2_test.csv") and miss["row"] == 4
+    assert (
+        miss["ref"].endswith("hunyuan_xdit/" + gone.name)
+        and miss["file"].endswith("videophy2_test.csv")
+        and miss["row"] == 4
+    )
 
 
 def test_expected_counts_checked_and_a_mismatch_names_the_file(raw, tmp_path):
@@ -224,7 +249,9 @@ def test_expected_counts_checked_and_a_mismatch_names_the_file(raw, tmp_path):
         prepare("videophy2", raw["videophy2"], tmp_path / "a", configs=str(CONFIGS))
     with pytest.raises(ConversionError, match=r"PID_test: expected 500 videos \(pos/ \+ neg/\) as published, found 6"):
         prepare("pid", raw["pid"], tmp_path / "b")
-    with pytest.raises(ConversionError, match=r"test-00000-of-00001.parquet: expected 1000 pairs as published, found 3"):
+    with pytest.raises(
+        ConversionError, match=r"test-00000-of-00001.parquet: expected 1000 pairs as published, found 3"
+    ):
         prepare("monetbench", raw["monetbench"], tmp_path / "c", configs=str(CONFIGS))
     with pytest.raises(ConversionError, match=r"ImplausiBench-MCQA.json: expected 150 pairs as published, found 3"):
         prepare("implausibench", raw["implausibench"], tmp_path / "d")
@@ -255,7 +282,12 @@ def test_cli_prepare_and_stats(raw, tmp_path, capsys, monkeypatch):
     out = tmp_path / "vp2"
     assert cli_main(["data", "prepare", "videophy2", "--root", str(raw["videophy2"]), "--out", str(out)]) == 1
     assert "expected 3397 rows" in capsys.readouterr().err
-    assert cli_main(["data", "prepare", "videophy2", "--root", str(raw["videophy2"]), "--out", str(out), "--no-check-counts"]) == 0
+    assert (
+        cli_main(
+            ["data", "prepare", "videophy2", "--root", str(raw["videophy2"]), "--out", str(out), "--no-check-counts"]
+        )
+        == 0
+    )
     assert "18 videos, 18 pairs" in capsys.readouterr().out
     assert cli_main(["data", "stats", str(out), "--plots", str(tmp_path / "plots")]) == 0
     text = capsys.readouterr().out

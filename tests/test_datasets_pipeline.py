@@ -3,20 +3,20 @@ official protocol of each public benchmark config; and the mix's sampling weight
 
 import json
 
+import dataset_fixtures as F
 import numpy as np
 import pandas as pd
 import pytest
 from hydra import compose, initialize_config_dir
 from hydra.errors import InstantiationException
 from omegaconf import OmegaConf, open_dict
+from train_helpers import CONFIGS, TOY, compose_train
 
-import dataset_fixtures as F
 from phyprobe.data.datasets import prepare
 from phyprobe.data.datasets.leakage import LeakageError
 from phyprobe.data.sampling import sampling_weights
 from phyprobe.eval.run import run_eval
 from phyprobe.training.pipeline import train
-from train_helpers import CONFIGS, TOY, compose_train
 
 # benchmark config -> (converter, options) writing its manifest
 BENCHMARKS = {
@@ -42,9 +42,17 @@ TRAINING = {
     "videogen_rewardbench": ("videogen_rewardbench", {"split": "train"}),
 }
 # The smallest copies that still hold a tie, a pair per prompt and both splits: extraction dominates the test's time.
-SMALL = {"videophy2": {"captions": 1}, "videofeedback2": {"prompts": 1}, "pid": {"n": 2}, "implausibench": {"n": 2},
-         "videogen_rewardbench": {"prompts": 1}, "monetbench": {"pairs": 3, "train_prompts": 1}, "rapidata": {"pairs": 3},
-         "real_folder": {"per_source": 2}, "rated_folder": {"prompts": 1}}
+SMALL = {
+    "videophy2": {"captions": 1},
+    "videofeedback2": {"prompts": 1},
+    "pid": {"n": 2},
+    "implausibench": {"n": 2},
+    "videogen_rewardbench": {"prompts": 1},
+    "monetbench": {"pairs": 3, "train_prompts": 1},
+    "rapidata": {"pairs": 3},
+    "real_folder": {"per_source": 2},
+    "rated_folder": {"prompts": 1},
+}
 MAPS = ("videophy2", "videofeedback2", "monetbench", "rated_folder")
 
 
@@ -70,21 +78,41 @@ def prepared(tmp_path_factory):
 
 
 def mix_cfg(tmp_path, train, bench, cache):
-    cfg = compose_train(tmp_path, [*TOY, "extract.batch_size=32", "data=paper_mix", f"paths.cache_dir={cache}", "eval.n_boot=20",
-                                   "eval.report=false", "eval.baselines=[]"])
+    cfg = compose_train(
+        tmp_path,
+        [
+            *TOY,
+            "extract.batch_size=32",
+            "data=paper_mix",
+            f"paths.cache_dir={cache}",
+            "eval.n_boot=20",
+            "eval.report=false",
+            "eval.baselines=[]",
+        ],
+    )
     with open_dict(cfg):
         cfg.data.source.components = {k: str(v) for k, v in train.items()}
         cfg.data.source.leakage.benchmarks = [
             {**OmegaConf.to_container(OmegaConf.load(CONFIGS / "benchmark" / f"{b}.yaml")), "manifest": str(p)}
-            for b, p in bench.items()]
+            for b, p in bench.items()
+        ]
         cfg.data.sampling.source = {k: 1.0 for k in train}
     return cfg
 
 
 def eval_cfg(tmp_path, overrides):
     with initialize_config_dir(version_base="1.3", config_dir=str(CONFIGS)):
-        return compose("eval", overrides=[f"paths.output_dir={tmp_path}", "n_boot=20", "report=false", "extract.batch_size=32",
-                                          "extract.num_workers=0", *overrides])
+        return compose(
+            "eval",
+            overrides=[
+                f"paths.output_dir={tmp_path}",
+                "n_boot=20",
+                "report=false",
+                "extract.batch_size=32",
+                "extract.num_workers=0",
+                *overrides,
+            ],
+        )
 
 
 def test_every_converter_trains_in_the_paper_mix_and_every_public_benchmark_evaluates(prepared, tmp_path):
@@ -96,17 +124,40 @@ def test_every_converter_trains_in_the_paper_mix_and_every_public_benchmark_eval
     assert saved["run"]["num_train_pairs"] == metrics["run"]["num_train_pairs"] > 0
     scores = pd.read_csv(tmp_path / "run" / "scores.csv")
     trained_sources = set(scores.loc[scores["split"] == "train", "source"])
-    assert trained_sources == {"videophy2", "videofeedback2", "monetbench", "rapidata", "real_folder", "rated_folder", "pid",
-                               "implausibench", "videogen_rewardbench"}
+    assert trained_sources == {
+        "videophy2",
+        "videofeedback2",
+        "monetbench",
+        "rapidata",
+        "real_folder",
+        "rated_folder",
+        "pid",
+        "implausibench",
+        "videogen_rewardbench",
+    }
 
-    want = {"videophy2": ("correlation", "spearman"), "videofeedback2": ("pairwise", "pairwise_accuracy"),
-            "pid": ("pid", "auroc"), "implausibench": ("pairwise", "pairwise_accuracy"),
-            "videogen_rewardbench": ("videoalign", "accuracy_with_ties"),
-            "videogen_rewardbench_overall": ("videoalign", "accuracy_without_ties"),
-            "monetbench": ("monetbench", "tau_star"), "rapidata_i2v": ("videoalign", "accuracy_with_ties")}
+    want = {
+        "videophy2": ("correlation", "spearman"),
+        "videofeedback2": ("pairwise", "pairwise_accuracy"),
+        "pid": ("pid", "auroc"),
+        "implausibench": ("pairwise", "pairwise_accuracy"),
+        "videogen_rewardbench": ("videoalign", "accuracy_with_ties"),
+        "videogen_rewardbench_overall": ("videoalign", "accuracy_without_ties"),
+        "monetbench": ("monetbench", "tau_star"),
+        "rapidata_i2v": ("videoalign", "accuracy_with_ties"),
+    }
     for name, manifest in bench.items():
-        res = run_eval(eval_cfg(tmp_path / "eval" / name, [f"benchmark={name}", f"benchmark.manifest={manifest}",
-                                                           f"run={tmp_path / 'run'}", f"paths.cache_dir={cache}"]))
+        res = run_eval(
+            eval_cfg(
+                tmp_path / "eval" / name,
+                [
+                    f"benchmark={name}",
+                    f"benchmark.manifest={manifest}",
+                    f"run={tmp_path / 'run'}",
+                    f"paths.cache_dir={cache}",
+                ],
+            )
+        )
         protocol, figure = want[name]
         leaf = res["results"][protocol][figure]
         assert leaf["n"] > 0 and np.isfinite(leaf["value"]), (name, leaf)
@@ -121,16 +172,35 @@ def test_external_scores_csv_on_a_converted_benchmark(prepared, tmp_path):
 
     m = Manifest.load(bench["implausibench"])
     csv = tmp_path / "ext.csv"
-    pd.DataFrame({"video": [p.split("/")[-1] for p in m.videos["path"]],
-                  "score": [0.9 if not r else 0.1 for r in m.videos["is_real"]]}).to_csv(csv, index=False)
-    res = run_eval(eval_cfg(tmp_path / "ib", ["benchmark=implausibench", f"benchmark.manifest={bench['implausibench']}",
-                                              f"scores_csv={csv}"]))
+    pd.DataFrame(
+        {
+            "video": [p.split("/")[-1] for p in m.videos["path"]],
+            "score": [0.9 if not r else 0.1 for r in m.videos["is_real"]],
+        }
+    ).to_csv(csv, index=False)
+    res = run_eval(
+        eval_cfg(
+            tmp_path / "ib",
+            ["benchmark=implausibench", f"benchmark.manifest={bench['implausibench']}", f"scores_csv={csv}"],
+        )
+    )
     assert res["results"]["pairwise"]["pairwise_accuracy"]["value"] == 1.0
     vp = Manifest.load(bench["videophy2"]).split("test")
     csv = tmp_path / "vp.csv"
-    pd.DataFrame({"video": vp.videos["id"], "score": [md["pc"] for md in vp.videos["metadata"]]}).to_csv(csv, index=False)
-    res = run_eval(eval_cfg(tmp_path / "vp", ["benchmark=videophy2", f"benchmark.manifest={bench['videophy2']}",
-                                              f"scores_csv={csv}", "higher_means=plausible"]))
+    pd.DataFrame({"video": vp.videos["id"], "score": [md["pc"] for md in vp.videos["metadata"]]}).to_csv(
+        csv, index=False
+    )
+    res = run_eval(
+        eval_cfg(
+            tmp_path / "vp",
+            [
+                "benchmark=videophy2",
+                f"benchmark.manifest={bench['videophy2']}",
+                f"scores_csv={csv}",
+                "higher_means=plausible",
+            ],
+        )
+    )
     assert res["results"]["correlation"]["spearman"]["value"] == pytest.approx(1.0)
 
 
@@ -147,19 +217,28 @@ def test_paper_mix_refuses_leaked_training_data(prepared, tmp_path):
 def test_paper_mix_names_a_component_that_was_not_prepared(prepared, tmp_path):
     train_dirs, bench, base = prepared
     cfg = mix_cfg(tmp_path, {**train_dirs, "videophy2": str(tmp_path / "nowhere")}, bench, base / "cache")
-    with pytest.raises(InstantiationException, match=r"mix component 'videophy2': no manifest at .*nowhere.*phyprobe data prepare") as e:
+    with pytest.raises(
+        InstantiationException, match=r"mix component 'videophy2': no manifest at .*nowhere.*phyprobe data prepare"
+    ) as e:
         train(cfg)
     assert isinstance(e.value.__cause__, FileNotFoundError)
 
 
 def test_sampling_weights_give_each_source_and_kind_its_share():
-    pairs = pd.DataFrame({
-        "source": ["big"] * 90 + ["small"] * 10,
-        "kind": ["generated_vs_generated"] * 60 + ["real_vs_real"] * 30 + ["real_vs_generated"] * 10,
-        "correspondence": ["same_prompt"] * 60 + ["none"] * 30 + ["none"] * 5 + ["same_first_frame"] * 5,
-    })
-    w = sampling_weights(pairs, {"source": {"big": 1.0, "small": 3.0},
-                                 "kind": {"real_vs_real": 0.5, "real_vs_generated/none": 3.0, "real_vs_generated": 1.0}})
+    pairs = pd.DataFrame(
+        {
+            "source": ["big"] * 90 + ["small"] * 10,
+            "kind": ["generated_vs_generated"] * 60 + ["real_vs_real"] * 30 + ["real_vs_generated"] * 10,
+            "correspondence": ["same_prompt"] * 60 + ["none"] * 30 + ["none"] * 5 + ["same_first_frame"] * 5,
+        }
+    )
+    w = sampling_weights(
+        pairs,
+        {
+            "source": {"big": 1.0, "small": 3.0},
+            "kind": {"real_vs_real": 0.5, "real_vs_generated/none": 3.0, "real_vs_generated": 1.0},
+        },
+    )
     assert w.sum() == pytest.approx(1.0)
     by_source = pd.Series(w).groupby(pairs["source"]).sum()
     assert by_source["big"] == pytest.approx(0.25) and by_source["small"] == pytest.approx(0.75)

@@ -39,7 +39,8 @@ def markdown_files() -> list[Path]:
     for dirpath, dirnames, filenames in os.walk(ROOT):
         rel = Path(dirpath).relative_to(ROOT)
         dirnames[:] = sorted(
-            d for d in dirnames
+            d
+            for d in dirnames
             if not d.startswith(".") and not d.endswith(".egg-info") and not (rel == Path(".") and d in SKIP_DIRS)
         )
         found += [Path(dirpath) / f for f in sorted(filenames) if f.lower().endswith(".md")]
@@ -55,8 +56,12 @@ def prose_lines(text: str):
     for number, line in enumerate(text.split("\n"), start=1):
         match = FENCE.match(line)
         if fence is not None:
-            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence) \
-                    and not line.strip()[len(match.group(1)):].strip():
+            if (
+                match
+                and match.group(1)[0] == fence[0]
+                and len(match.group(1)) >= len(fence)
+                and not line.strip()[len(match.group(1)) :].strip()
+            ):
                 fence = None
             previous_blank = False
             continue
@@ -83,10 +88,7 @@ def github_slug(heading: str) -> str:
     text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading)  # a link or image: its text
     text = re.sub(r"<[^>]+>", "", text)  # HTML tags
     text = text.replace("`", "").strip().lower()
-    kept = "".join(
-        c for c in text
-        if c in " -_" or c.isalnum() or unicodedata.category(c).startswith(("L", "M", "N"))
-    )
+    kept = "".join(c for c in text if c in " -_" or c.isalnum() or unicodedata.category(c).startswith(("L", "M", "N")))
     return kept.replace(" ", "-")
 
 
@@ -151,8 +153,10 @@ def broken_links(path: Path) -> list[str]:
 
 def test_github_anchor_rules():
     assert github_slug("A region that stops dead: the `stopped` level") == "a-region-that-stops-dead-the-stopped-level"
-    assert github_slug("Tie-calibrated accuracy (MonetBench tau*, VideoAlign \"w/ ties\")") == \
-        "tie-calibrated-accuracy-monetbench-tau-videoalign-w-ties"
+    assert (
+        github_slug('Tie-calibrated accuracy (MonetBench tau*, VideoAlign "w/ ties")')
+        == "tie-calibrated-accuracy-monetbench-tau-videoalign-w-ties"
+    )
     assert github_slug("Scoring many files: `phyprobe score`") == "scoring-many-files-phyprobe-score"
     assert github_slug("Loss ablations (the paper's shape)") == "loss-ablations-the-papers-shape"
     assert github_slug("Spatial max pooling of the frame map") == "spatial-max-pooling-of-the-frame-map"
@@ -161,7 +165,9 @@ def test_github_anchor_rules():
 
 def test_duplicate_headings_get_numbered_anchors(tmp_path):
     page = tmp_path / "page.md"
-    page.write_text("# Notes\n\n## Figures\n\n```\n# not a heading\n```\n\n## Figures\n\n### Figures\n", encoding="utf-8")
+    page.write_text(
+        "# Notes\n\n## Figures\n\n```\n# not a heading\n```\n\n## Figures\n\n### Figures\n", encoding="utf-8"
+    )
     assert anchors_of(page) == {"notes", "figures", "figures-1", "figures-2"}
 
 

@@ -17,14 +17,14 @@ from hydra.errors import InstantiationException
 from hydra.utils import instantiate
 from omegaconf import OmegaConf, open_dict
 from safetensors.torch import load_file, save_file
+from train_helpers import CONFIGS, TOY, compose_train
 
 from phyprobe import Scorer
 from phyprobe.data.manifest import Manifest
 from phyprobe.encoders import WeightsNotFoundError, from_config
-from phyprobe.io.video import ClipSpec, decode_clip
 from phyprobe.errors import InvalidOption
+from phyprobe.io.video import ClipSpec, decode_clip
 from phyprobe.training.pipeline import head_groups, train
-from train_helpers import CONFIGS, TOY, compose_train
 
 ROOT = Path(__file__).resolve().parents[1]
 FRAMES = 12
@@ -42,10 +42,20 @@ def manifest(tmp_path_factory):
 def checkpoint(manifest, tmp_path_factory):
     """Fitted through the real entry point, as a user runs it."""
     out = tmp_path_factory.mktemp("dyn") / "ckpt"
-    cmd = [sys.executable, str(ROOT / "train_dynamics.py"), "data=manifest", f"data.source.path={manifest}",
-           f"clip.num_frames={FRAMES}", f"base.image_size={SIZE}", "base.grid=2", "predictor.epochs=150",
-           "predictor.hidden=64", "extract.num_workers=0", f"paths.output_dir={out}",
-           f"paths.cache_dir={out.parent / 'cache'}"]
+    cmd = [
+        sys.executable,
+        str(ROOT / "train_dynamics.py"),
+        "data=manifest",
+        f"data.source.path={manifest}",
+        f"clip.num_frames={FRAMES}",
+        f"base.image_size={SIZE}",
+        "base.grid=2",
+        "predictor.epochs=150",
+        "predictor.hidden=64",
+        "extract.num_workers=0",
+        f"paths.output_dir={out}",
+        f"paths.cache_dir={out.parent / 'cache'}",
+    ]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=out.parent)
     assert res.returncode == 0, res.stderr[-3000:]
     return out
@@ -69,7 +79,7 @@ def test_prediction_error_is_larger_on_a_teleport_than_on_its_plausible_twin(che
     enc = from_config("dynamics", checkpoint=str(checkpoint))
     m = Manifest.load(manifest)
     k, d = enc.predictor.context, enc.predictor.dim  # the forecast base features: flow_stats' all but `stopped`
-    assert d == enc.base.feature_dim - enc.base.grid ** 2
+    assert d == enc.base.feature_dim - enc.base.grid**2
 
     def features(vid):
         x = enc.preprocess(decode_clip(m.video_path(f"v/{vid}.mp4"), ClipSpec(FRAMES)).frames)
@@ -82,7 +92,9 @@ def test_prediction_error_is_larger_on_a_teleport_than_on_its_plausible_twin(che
         err_p, err_v = plausible[:, :d].sum(1), violated[:, :d].sum(1)
         assert err_v.max() > 2 * err_p.max(), s  # the jump (frame 6) is what the dynamics did not predict
         assert err_v[FRAMES // 2 :].max() > err_v[: FRAMES // 2].max(), s  # ... and it is found after the jump
-        torch.testing.assert_close(plausible[:k + 1, :d], plausible[:1, :d].expand(k + 1, -1))  # no prediction yet: repeat
+        torch.testing.assert_close(
+            plausible[: k + 1, :d], plausible[:1, :d].expand(k + 1, -1)
+        )  # no prediction yet: repeat
     # The second half is the base features as the cache stores them (float16), standardised as the predictor saw them.
     x = enc.preprocess(decode_clip(m.video_path("v/s0_plausible.mp4"), ClipSpec(FRAMES)).frames)[None]
     torch.testing.assert_close(enc(x)[0, :, d:], enc.predictor.standardise(enc.base(x).half().float())[0])
@@ -94,17 +106,30 @@ def test_prediction_error_is_larger_on_a_teleport_than_on_its_plausible_twin(che
 def test_motion_normalised_errors_do_not_grow_with_the_clip_s_speed(normalise):
     """A predictor that only says "no change" misses exactly each step's change: raw, its error doubles when the
     clip moves twice as fast; relative to the clip's own motion it is m / (m + floor), near 1 at any speed."""
-    enc = from_config("dynamics", checkpoint=None, base={"name": "flow_stats", "image_size": 32, "grid": 2},
-                      include_base=False, base_dtype="float32", normalise=normalise)
+    enc = from_config(
+        "dynamics",
+        checkpoint=None,
+        base={"name": "flow_stats", "image_size": 32, "grid": 2},
+        include_base=False,
+        base_dtype="float32",
+        normalise=normalise,
+    )
     for p in enc.predictor.net[-1].parameters():
         torch.nn.init.zeros_(p)  # the residual predictor now predicts the last step
     k, d, cols = enc.predictor.context, enc.predictor.dim, enc.predictor.columns
     t = torch.arange(10.0)[:, None]
     slow, fast = torch.zeros(2, 10, enc.base.feature_dim)  # base features: the forecast columns move, the rest do not
-    slow[:, cols] = enc.predictor.mean + enc.predictor.std * torch.sin(t + torch.arange(d) * 0.1)  # 10 steps, every feature moves
+    slow[:, cols] = enc.predictor.mean + enc.predictor.std * torch.sin(
+        t + torch.arange(d) * 0.1
+    )  # 10 steps, every feature moves
     fast[:, cols] = enc.predictor.mean + enc.predictor.std * 2 * torch.sin(t + torch.arange(d) * 0.1)
-    raw = from_config("dynamics", checkpoint=None, base={"name": "flow_stats", "image_size": 32, "grid": 2},
-                      include_base=False, base_dtype="float32")
+    raw = from_config(
+        "dynamics",
+        checkpoint=None,
+        base={"name": "flow_stats", "image_size": 32, "grid": 2},
+        include_base=False,
+        base_dtype="float32",
+    )
     raw.predictor.load_state_dict(enc.predictor.state_dict())
     torch.testing.assert_close(raw.derive(fast)[k:].mean(), 2 * raw.derive(slow)[k:].mean())
     for clip in (slow, fast):
@@ -154,7 +179,9 @@ def test_an_infilling_predictor_fills_smooth_motion_in_and_flags_a_jump(tmp_path
         for p in e.predictor.net[-1].parameters():
             torch.nn.init.zeros_(p)
     k, d, cols = fill.predictor.context, fill.predictor.dim, fill.predictor.columns
-    assert fill.options["after"] == 2 and "after" not in forecast.options and fill.fingerprint() != forecast.fingerprint()
+    assert (
+        fill.options["after"] == 2 and "after" not in forecast.options and fill.fingerprint() != forecast.fingerprint()
+    )
     T = 12
     ramp = torch.zeros(T, fill.base.feature_dim)
     ramp[:, cols] = fill.predictor.mean + fill.predictor.std * 0.5 * torch.arange(float(T))[:, None]
@@ -169,6 +196,7 @@ def test_an_infilling_predictor_fills_smooth_motion_in_and_flags_a_jump(tmp_path
     with pytest.raises(ValueError, match="leave nothing to predict"):
         fill.predictor.errors(ramp[None, : k + 2])
     from phyprobe.encoders.dynamics import load_checkpoint, save_checkpoint
+
     save_checkpoint(tmp_path / "fill", fill.predictor, fill.base, {"num_frames": T + 1})
     _, loaded, _ = load_checkpoint(tmp_path / "fill")
     assert loaded.after == 2
@@ -218,7 +246,9 @@ def test_checkpoint_content_is_in_the_cache_key(checkpoint, tmp_path):
 def test_missing_checkpoint_names_the_command_that_makes_it(tmp_path):
     with pytest.raises(WeightsNotFoundError, match="train_dynamics.py"):
         from_config("dynamics", checkpoint=str(tmp_path / "nowhere"))
-    cfg = OmegaConf.merge(OmegaConf.load(CONFIGS / "backbone" / "dynamics.yaml"), {"checkpoint": str(tmp_path / "nowhere")})
+    cfg = OmegaConf.merge(
+        OmegaConf.load(CONFIGS / "backbone" / "dynamics.yaml"), {"checkpoint": str(tmp_path / "nowhere")}
+    )
     with pytest.raises(InstantiationException) as e:
         instantiate(cfg)
     assert isinstance(e.value.__cause__, WeightsNotFoundError)
@@ -241,9 +271,20 @@ def test_a_changed_base_is_refused(checkpoint, tmp_path):
 
 def test_exported_scorer_reproduces_training_scores(checkpoint, manifest, tmp_path):
     overrides = [o for o in TOY if not o.startswith(("backbone.", "clip."))]
-    cfg = compose_train(tmp_path, [*overrides, "backbone=dynamics", f"backbone.checkpoint={checkpoint}",
-                                   f"clip.num_frames={FRAMES}", "data=manifest", f"data.source.path={manifest}",
-                                   "eval.report=false", "eval.n_boot=20", f"paths.cache_dir={tmp_path / 'cache'}"])
+    cfg = compose_train(
+        tmp_path,
+        [
+            *overrides,
+            "backbone=dynamics",
+            f"backbone.checkpoint={checkpoint}",
+            f"clip.num_frames={FRAMES}",
+            "data=manifest",
+            f"data.source.path={manifest}",
+            "eval.report=false",
+            "eval.n_boot=20",
+            f"paths.cache_dir={tmp_path / 'cache'}",
+        ],
+    )
     train(cfg)
     expected = pd.read_csv(tmp_path / "scores.csv")
     scorer = Scorer.from_pretrained(tmp_path / "scorer")
@@ -268,14 +309,31 @@ def test_cross_world_fit_sees_the_named_sources_only(tiny_worlds, tmp_path):
     from phyprobe.training.dynamics import train_dynamics
 
     out = tmp_path / "ckpt"
-    cfg = compose_train(tmp_path, ["data=worlds", f"data.source.out_dir={tiny_worlds}", "data.train_sources=[world3d]",
-                                   f"clip.num_frames={FRAMES}", f"base.image_size={SIZE}", "base.grid=2",
-                                   "predictor.epochs=3", "predictor.hidden=16", "extract.num_workers=0",
-                                   f"paths.output_dir={out}", f"paths.cache_dir={tmp_path / 'cache'}"],
-                        config_name="dynamics")
+    cfg = compose_train(
+        tmp_path,
+        [
+            "data=worlds",
+            f"data.source.out_dir={tiny_worlds}",
+            "data.train_sources=[world3d]",
+            f"clip.num_frames={FRAMES}",
+            f"base.image_size={SIZE}",
+            "base.grid=2",
+            "predictor.epochs=3",
+            "predictor.hidden=16",
+            "extract.num_workers=0",
+            f"paths.output_dir={out}",
+            f"paths.cache_dir={tmp_path / 'cache'}",
+        ],
+        config_name="dynamics",
+    )
     with open_dict(cfg):
-        cfg.data.source.update({"planar": {"engine": "2d", **TINY_WORLDS["planar"]},
-                                "bullet": {"engine": "3d", **TINY_WORLDS["bullet"]}, "workers": 1})
+        cfg.data.source.update(
+            {
+                "planar": {"engine": "2d", **TINY_WORLDS["planar"]},
+                "bullet": {"engine": "3d", **TINY_WORLDS["bullet"]},
+                "workers": 1,
+            }
+        )
     fit = train_dynamics(cfg)
     v = Manifest.load(tiny_worlds).videos
     plausible_3d = plausible_mask(v) & (v["source"] == "world3d")
@@ -290,10 +348,22 @@ def test_evidence_head_fits_its_model_in_the_run_and_the_scorer_carries_it(manif
     gone, it reproduces the run."""
     run = tmp_path / "run"
     overrides = [o for o in TOY if not o.startswith("clip.")]
-    cfg = compose_train(run, [*overrides, "experiment=evidence_head", f"clip.num_frames={FRAMES}", "backbone.fit.base.grid=2",
-                              "backbone.fit.predictor.epochs=20", "backbone.fit.predictor.hidden=16", "data=manifest",
-                              f"data.source.path={manifest}", "eval.report=false", "eval.n_boot=20",
-                              f"paths.cache_dir={tmp_path / 'cache'}"])
+    cfg = compose_train(
+        run,
+        [
+            *overrides,
+            "experiment=evidence_head",
+            f"clip.num_frames={FRAMES}",
+            "backbone.fit.base.grid=2",
+            "backbone.fit.predictor.epochs=20",
+            "backbone.fit.predictor.hidden=16",
+            "data=manifest",
+            f"data.source.path={manifest}",
+            "eval.report=false",
+            "eval.n_boot=20",
+            f"paths.cache_dir={tmp_path / 'cache'}",
+        ],
+    )
     assert cfg.backbone.checkpoint == "fit" and cfg.head.kind == "monotone" and list(cfg.pooling.stats) == ["mean"]
     train(cfg)
     # the exported head is the epoch of lowest validation loss (its ranking ties at every epoch)
@@ -328,11 +398,27 @@ def test_evidence_head_fits_its_model_in_the_run_and_the_scorer_carries_it(manif
 def test_default_backbone_trains_the_papers_mlp_head(manifest, tmp_path):
     """The default recipe on the dynamics backbone: [mean; std; max] pooling and the MLP, no evidence groups."""
     overrides = [o for o in TOY if not o.startswith("clip.")]
-    cfg = compose_train(tmp_path, [*overrides, f"clip.num_frames={FRAMES}", "backbone.fit.base.grid=2",
-                                   "backbone.fit.predictor.epochs=5", "backbone.fit.predictor.hidden=16", "data=manifest",
-                                   f"data.source.path={manifest}", "eval.report=false", "eval.n_boot=20", "eval.baselines=[]",
-                                   f"paths.cache_dir={tmp_path / 'cache'}"])
-    assert cfg.backbone.checkpoint == "fit" and cfg.head.kind == "mlp" and list(cfg.pooling.stats) == ["mean", "std", "max"]
+    cfg = compose_train(
+        tmp_path,
+        [
+            *overrides,
+            f"clip.num_frames={FRAMES}",
+            "backbone.fit.base.grid=2",
+            "backbone.fit.predictor.epochs=5",
+            "backbone.fit.predictor.hidden=16",
+            "data=manifest",
+            f"data.source.path={manifest}",
+            "eval.report=false",
+            "eval.n_boot=20",
+            "eval.baselines=[]",
+            f"paths.cache_dir={tmp_path / 'cache'}",
+        ],
+    )
+    assert (
+        cfg.backbone.checkpoint == "fit"
+        and cfg.head.kind == "mlp"
+        and list(cfg.pooling.stats) == ["mean", "std", "max"]
+    )
     train(cfg)
     head = json.loads((tmp_path / "scorer" / "config.json").read_text())["head"]
     assert head["kind"] == "mlp" and "groups" not in head
@@ -353,11 +439,22 @@ def test_levels_append_the_frame_mean_of_named_base_statistics():
     measured it; the options name them (a different cache key and scorer), and a statistic the base does not
     have, or a base without named statistics, is refused when the encoder is built."""
     spec = {"name": "flow_stats", "image_size": 32, "grid": 2}
-    enc = from_config("dynamics", checkpoint=None, base=spec, include_base=False, base_dtype="float32", signed=True,
-                      levels=["stopped", "mag_mean"])
+    enc = from_config(
+        "dynamics",
+        checkpoint=None,
+        base=spec,
+        include_base=False,
+        base_dtype="float32",
+        signed=True,
+        levels=["stopped", "mag_mean"],
+    )
     plain = from_config("dynamics", checkpoint=None, base=spec, include_base=False, base_dtype="float32", signed=True)
     d = enc.predictor.dim
-    assert enc.feature_dim == 2 * d + 2 and enc.options["levels"] == ["stopped", "mag_mean"] and "levels" not in plain.options
+    assert (
+        enc.feature_dim == 2 * d + 2
+        and enc.options["levels"] == ["stopped", "mag_mean"]
+        and "levels" not in plain.options
+    )
     assert enc.fingerprint() != plain.fingerprint()
     z = torch.rand(10, enc.base.feature_dim)
     f = enc.derive(z)
@@ -368,19 +465,39 @@ def test_levels_append_the_frame_mean_of_named_base_statistics():
     torch.testing.assert_close(f[:, -2], z[:, enc.base.columns("stopped")].mean(-1))
     torch.testing.assert_close(f[:, -1], z[:, enc.base.columns("mag_mean")].mean(-1))
     # the kinds of evidence a grouped monotone head weighs (head.groups=encoder): the errors, then each level
-    assert enc.evidence_groups() == {"errors": list(range(2 * d)), "level:stopped": [2 * d], "level:mag_mean": [2 * d + 1]}
-    assert head_groups(enc, "encoder") == [list(range(2 * d)), [2 * d], [2 * d + 1]] and head_groups(enc, "per_feature") is None
+    assert enc.evidence_groups() == {
+        "errors": list(range(2 * d)),
+        "level:stopped": [2 * d],
+        "level:mag_mean": [2 * d + 1],
+    }
+    assert (
+        head_groups(enc, "encoder") == [list(range(2 * d)), [2 * d], [2 * d + 1]]
+        and head_groups(enc, "per_feature") is None
+    )
     with pytest.raises(InvalidOption, match="does not group its features"):
         head_groups(from_config("flow_stats", image_size=32), "encoder")
     with pytest.raises(InvalidOption, match="head.groups must be one of"):
         head_groups(enc, "by_cell")
     # nor is `unexplained`, the change the flow does not carry, when the base measures it
-    both = from_config("dynamics", checkpoint=None, base={**spec, "unexplained": True}, include_base=False,
-                       base_dtype="float32", signed=True, levels=["stopped", "unexplained"])
+    both = from_config(
+        "dynamics",
+        checkpoint=None,
+        base={**spec, "unexplained": True},
+        include_base=False,
+        base_dtype="float32",
+        signed=True,
+        levels=["stopped", "unexplained"],
+    )
     levels = both.base.columns("stopped") + both.base.columns("unexplained")
-    assert both.predictor.dim == d and sorted(both.predictor.columns.tolist() + levels) == list(range(both.base.feature_dim))
+    assert both.predictor.dim == d and sorted(both.predictor.columns.tolist() + levels) == list(
+        range(both.base.feature_dim)
+    )
     with pytest.raises(ValueError, match="no statistic 'stoped'"):
         from_config("dynamics", checkpoint=None, base=spec, levels=["stoped"])
     with pytest.raises(ValueError, match="need a base with named statistics"):
-        from_config("dynamics", checkpoint=None, base={"name": "efficientnet_lite0", "weights": None, "image_size": 32},
-                    levels=["stopped"])
+        from_config(
+            "dynamics",
+            checkpoint=None,
+            base={"name": "efficientnet_lite0", "weights": None, "image_size": 32},
+            levels=["stopped"],
+        )

@@ -14,8 +14,14 @@ from phyprobe.encoders import FrozenEncoder, WeightsNotFoundError, available_con
 BACKBONES = sorted((Path(__file__).parents[1] / "configs" / "backbone").glob("*.yaml"))
 # Downloaded-weights entries; the embedded ones (package weights, no weights, a locally trained
 # dynamics checkpoint, one fitted in the run) are tested with their own modules.
-EMBEDDED = {"efficientnet_lite0", "efficientnet_lite0_flow", "efficientnet_lite0_diff", "flow_stats", "dynamics",
-            "flow_dynamics"}
+EMBEDDED = {
+    "efficientnet_lite0",
+    "efficientnet_lite0_flow",
+    "efficientnet_lite0_diff",
+    "flow_stats",
+    "dynamics",
+    "flow_dynamics",
+}
 MINE = [p for p in BACKBONES if p.stem not in EMBEDDED]
 
 

@@ -7,14 +7,24 @@ import pandas as pd
 import pytest
 import torch
 from conftest import moving_square
+from train_helpers import TOY, compose_train
 
 from phyprobe import Scorer
 from phyprobe.encoders import from_config
-from phyprobe.encoders.motion import (CELL_STATS, STILL_LEVELS, UNEXPLAINED_LEVELS, flow_images, halted_pixels, normalise_image,
-                                      paused_steps, step_speed, stopped_pixels, unexplained_pixels)
+from phyprobe.encoders.motion import (
+    CELL_STATS,
+    STILL_LEVELS,
+    UNEXPLAINED_LEVELS,
+    flow_images,
+    halted_pixels,
+    normalise_image,
+    paused_steps,
+    step_speed,
+    stopped_pixels,
+    unexplained_pixels,
+)
 from phyprobe.io.video import ClipSpec, decode_clip, write_video
 from phyprobe.training.pipeline import train
-from train_helpers import TOY, compose_train
 
 T = 6
 SIZE = 64  # encoder input side: small and fast, and the moving square still spans several pixels
@@ -124,7 +134,9 @@ def test_isotropic_flow_stats_measure_a_motion_alike_along_both_axes_and_at_ever
     each frame to the square input, measures the wide frame's vertical motion 64/36 = 1.8x its horizontal."""
     rng = np.random.default_rng(0)
     texture = rng.integers(0, 256, (40, 40, 3), dtype=np.uint8).repeat(4, 0).repeat(4, 1)  # 160 x 160, blocks of 4 px
-    encoders = {resize: from_config("flow_stats", image_size=SIZE, grid=4, resize=resize) for resize in ("isotropic", "squash")}
+    encoders = {
+        resize: from_config("flow_stats", image_size=SIZE, grid=4, resize=resize) for resize in ("isotropic", "squash")
+    }
     mags = {resize: {} for resize in encoders}
     for h, w in ((36, 64), (64, 36), (48, 48)):
         for axis in (0, 1):
@@ -151,7 +163,9 @@ def test_flow_stats_of_a_batch_on_threads_equal_one_clip_at_a_time(videos):
         batched = enc(x)
     finally:
         torch.set_num_threads(threads)
-    assert torch.equal(batched, alone) and torch.equal(batched[0], batched[3]) and not torch.equal(batched[0], batched[2])
+    assert (
+        torch.equal(batched, alone) and torch.equal(batched[0], batched[3]) and not torch.equal(batched[0], batched[2])
+    )
 
 
 def test_every_entry_and_option_has_its_own_cache_key():
@@ -168,10 +182,15 @@ def test_every_entry_and_option_has_its_own_cache_key():
         "stats_squash": from_config("flow_stats", image_size=SIZE, resize="squash"),
         "stats_isotropic": from_config("flow_stats", image_size=SIZE, resize="isotropic"),
         "dyn": from_config("dynamics", checkpoint=None, base={"name": "flow_stats", "image_size": SIZE}),
-        "dyn_errors_only": from_config("dynamics", checkpoint=None, base={"name": "flow_stats", "image_size": SIZE},
-                                       include_base=False),
-        "dyn_context": from_config("dynamics", checkpoint=None, base={"name": "flow_stats", "image_size": SIZE}, context=2),
-        "dyn_base": from_config("dynamics", checkpoint=None, base={"name": "flow_stats", "image_size": SIZE, "grid": 2}),
+        "dyn_errors_only": from_config(
+            "dynamics", checkpoint=None, base={"name": "flow_stats", "image_size": SIZE}, include_base=False
+        ),
+        "dyn_context": from_config(
+            "dynamics", checkpoint=None, base={"name": "flow_stats", "image_size": SIZE}, context=2
+        ),
+        "dyn_base": from_config(
+            "dynamics", checkpoint=None, base={"name": "flow_stats", "image_size": SIZE, "grid": 2}
+        ),
     }
     prints = {k: e.fingerprint() for k, e in fps.items()}
     assert len(set(prints.values())) == len(prints), prints
@@ -197,18 +216,32 @@ def toy_run_factory(toy_manifest, tmp_path_factory):
     def run(backbone: str, extra: list[str]):
         out = tmp_path_factory.mktemp(f"run_{backbone}")
         overrides = [o for o in TOY if not o.startswith("backbone.")] + [f"backbone={backbone}", *extra]
-        cfg = compose_train(out, [*overrides, "clip.num_frames=6", "data=manifest", f"data.source.path={toy_manifest}",
-                                  "eval.report=false", "eval.n_boot=20", f"paths.cache_dir={out / 'cache'}"])
+        cfg = compose_train(
+            out,
+            [
+                *overrides,
+                "clip.num_frames=6",
+                "data=manifest",
+                f"data.source.path={toy_manifest}",
+                "eval.report=false",
+                "eval.n_boot=20",
+                f"paths.cache_dir={out / 'cache'}",
+            ],
+        )
         train(cfg)
         return out
+
     return run
 
 
-@pytest.mark.parametrize("backbone, extra", [
-    ("efficientnet_lite0_flow", [f"backbone.image_size={SIZE}"]),
-    ("efficientnet_lite0_diff", [f"backbone.image_size={SIZE}"]),
-    ("flow_stats", [f"backbone.image_size={SIZE}"]),
-])
+@pytest.mark.parametrize(
+    "backbone, extra",
+    [
+        ("efficientnet_lite0_flow", [f"backbone.image_size={SIZE}"]),
+        ("efficientnet_lite0_diff", [f"backbone.image_size={SIZE}"]),
+        ("flow_stats", [f"backbone.image_size={SIZE}"]),
+    ],
+)
 def test_exported_scorer_reproduces_training_scores(backbone, extra, toy_run_factory, toy_manifest):
     run = toy_run_factory(backbone, extra)
     expected = pd.read_csv(run / "scores.csv")
@@ -278,7 +311,9 @@ def test_flow_stats_see_a_region_that_freezes_in_moving_footage(tmp_path):
     frozen = pan.copy()
     frozen[3:, 16:48, 16:48] = pan[3, 16:48, 16:48]
     enc = from_config("flow_stats", image_size=SIZE, grid=2)
-    f = encode(enc, write_video(tmp_path / "pan.mp4", pan, fps=12), write_video(tmp_path / "frozen.mp4", frozen, fps=12))
+    f = encode(
+        enc, write_video(tmp_path / "pan.mp4", pan, fps=12), write_video(tmp_path / "frozen.mp4", frozen, fps=12)
+    )
     stopped = f[..., enc.columns("stopped")]  # (clip, step, cell): the square covers a quarter of each cell
     assert stopped[0].max() < 0.05
     assert (stopped[1, 4:] > 0.15).all() and (stopped[1, :3] < 0.05).all()
@@ -308,7 +343,9 @@ def test_halted_pixels_are_where_a_body_stopped_not_where_it_passed():
     slide, slide_flow = flat_square(8, [2 + 4 * t for t in range(8)])
     stop, stop_flow = flat_square(8, [2 + 4 * min(t, 3) for t in range(8)])
     assert not halted_pixels(slide, slide_flow, 0.2).any()
-    assert stopped_pixels(slide)[1:].sum(axis=(1, 2)).tolist() == sorted(stopped_pixels(slide)[1:].sum(axis=(1, 2)).tolist())
+    assert stopped_pixels(slide)[1:].sum(axis=(1, 2)).tolist() == sorted(
+        stopped_pixels(slide)[1:].sum(axis=(1, 2)).tolist()
+    )
     assert stopped_pixels(slide)[-1].sum() > stopped_pixels(stop)[-1].sum()  # the old level reads a stop as less
     h = halted_pixels(stop, stop_flow, 0.2)
     assert not h[:3].any() and h[3:].any()
@@ -332,7 +369,9 @@ def test_flow_stats_see_a_body_that_stops(tmp_path):
     stop = frames.copy()
     stop[3:] = frames[3]
     enc = from_config("flow_stats", image_size=SIZE, grid=2, halted=True)
-    f = encode(enc, write_video(tmp_path / "slide.mp4", frames, fps=12), write_video(tmp_path / "stop.mp4", stop, fps=12))
+    f = encode(
+        enc, write_video(tmp_path / "slide.mp4", frames, fps=12), write_video(tmp_path / "stop.mp4", stop, fps=12)
+    )
     h = f[..., enc.columns("halted")].sum(-1)  # (clip, step)
     assert enc.stats == (*CELL_STATS, "halted") and enc.options["halted_px"] == [1.0, 0.5]
     assert h[0].max() < 0.01 and (h[1, 4:] > 0.01).all()
@@ -345,6 +384,7 @@ def test_paused_steps_count_a_picture_that_held_between_fast_steps():
     scene that comes to rest and stays, one that starts at rest, and a pause with a slow step on either side (a
     body at the top of its flight) are no pause. Held means nearly all the picture is still: changes within the
     still tolerance, or beyond it on a few pixels (a repeated frame re-encoded), still hold; more do not."""
+
     def clip(levels):
         return np.repeat(np.asarray(levels, np.uint8)[:, None, None], 20, 1).repeat(20, 2)
 
@@ -391,7 +431,9 @@ def test_flow_stats_see_a_picture_that_freezes(tmp_path):
     pan = np.stack([texture[:, 4 * t : 4 * t + 64] for t in range(T)])
     frozen = pan[[0, 1, 2, 2, 2, 3]]
     enc = from_config("flow_stats", image_size=SIZE, grid=2, paused=True)
-    f = encode(enc, write_video(tmp_path / "pan.mp4", pan, fps=12), write_video(tmp_path / "frozen.mp4", frozen, fps=12))
+    f = encode(
+        enc, write_video(tmp_path / "pan.mp4", pan, fps=12), write_video(tmp_path / "frozen.mp4", frozen, fps=12)
+    )
     p = f[..., enc.columns("paused")]  # (clip, step, cell); step t holds the motion into frame t
     assert enc.stats == (*CELL_STATS, "paused") and not p[0].any()
     assert p[1, 5].tolist() == [2.0] * 4 and not p[1, :5].any()
@@ -428,7 +470,9 @@ def test_flow_stats_see_a_body_that_vanishes(tmp_path):
     vanish = frames.copy()
     vanish[3:] = 40  # the background's grey: the square is gone
     enc = from_config("flow_stats", image_size=SIZE, grid=2, unexplained=True)
-    f = encode(enc, write_video(tmp_path / "slide.mp4", frames, fps=12), write_video(tmp_path / "vanish.mp4", vanish, fps=12))
+    f = encode(
+        enc, write_video(tmp_path / "slide.mp4", frames, fps=12), write_video(tmp_path / "vanish.mp4", vanish, fps=12)
+    )
     u = f[..., enc.columns("unexplained")]  # (clip, step, cell)
     assert enc.stats == (*CELL_STATS, "unexplained") and f.shape[-1] == 4 * 16
     assert u[1, 3].max() > 0.05 and u[1, 3].max() > 5 * u[0, 1:].max()

@@ -65,9 +65,8 @@ def test_local_weights_end_to_end(name, layout, tmp_path, monkeypatch):
 
 def test_pe_loads_the_open_clip_release_layout(tmp_path):
     """PE-Core from open_clip's hf-hub repo (visual.trunk.* keys) loads into the timm tower."""
-    from safetensors.torch import save_file
-
     from encoder_fixtures import tiny_encoder
+    from safetensors.torch import save_file
 
     ref = tiny_encoder("perception_encoder")
     state = {f"visual.trunk.{k}": t.contiguous() for k, t in ref.model.state_dict().items()}

@@ -2,17 +2,16 @@
 
 import json
 
-import pytest
-
 import numpy as np
 import pandas as pd
+import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
+from train_helpers import CONFIGS
 
 from phyprobe.data.manifest import Manifest
 from phyprobe.eval.protocols import load_benchmark
 from phyprobe.eval.run import run_eval
-from train_helpers import CONFIGS
 
 
 def eval_cfg(tmp_path, overrides):
@@ -26,10 +25,19 @@ def test_external_csv_matches_direct_evaluation(tiny_world, tmp_path):
     scores = {v: float(rng.normal()) for v in manifest.videos["id"]}
     # External evaluators often score plausibility (higher = better) and name videos by path:
     csv = tmp_path / "external.csv"
-    pd.DataFrame({"video": list(manifest.videos["path"]),
-                  "score": [-scores[v] for v in manifest.videos["id"]]}).to_csv(csv, index=False)
-    cfg = eval_cfg(tmp_path / "out", ["benchmark=world_test", f"benchmark.manifest={tiny_world}", f"scores_csv={csv}",
-                                      "higher_means=plausible", "report=false"])
+    pd.DataFrame({"video": list(manifest.videos["path"]), "score": [-scores[v] for v in manifest.videos["id"]]}).to_csv(
+        csv, index=False
+    )
+    cfg = eval_cfg(
+        tmp_path / "out",
+        [
+            "benchmark=world_test",
+            f"benchmark.manifest={tiny_world}",
+            f"scores_csv={csv}",
+            "higher_means=plausible",
+            "report=false",
+        ],
+    )
     got = run_eval(cfg)["results"]
     bench = load_benchmark({**OmegaConf.to_container(cfg.benchmark), "manifest": str(tiny_world)})
     m = bench.load_manifest()
@@ -49,8 +57,17 @@ def test_motion_baseline_runs_through_eval(tiny_world, tmp_path):
 def test_vjepa2_surprisal_baseline_runs_through_eval(tiny_world, tmp_path):
     """The paper's baseline end to end on real mp4s: the encoder's own sampling and preprocessing, its
     predictor, the benchmark's protocol (a random-initialised tiny V-JEPA 2 stands in for the weights)."""
-    cfg = eval_cfg(tmp_path, ["benchmark=world_test", f"benchmark.manifest={tiny_world}", "baseline=vjepa2_surprisal",
-                              "vjepa2_surprisal.weights=null", "vjepa2_surprisal.tiny=true", "report=false"])
+    cfg = eval_cfg(
+        tmp_path,
+        [
+            "benchmark=world_test",
+            f"benchmark.manifest={tiny_world}",
+            "baseline=vjepa2_surprisal",
+            "vjepa2_surprisal.weights=null",
+            "vjepa2_surprisal.tiny=true",
+            "report=false",
+        ],
+    )
     res = run_eval(cfg)
     acc = res["results"]["world"]["same_scene_accuracy"]
     assert res["evaluator"] == "baseline: vjepa2_surprisal" and acc["n"] > 0 and 0.0 <= acc["value"] <= 1.0
@@ -70,8 +87,14 @@ def test_scorer_reads_videos_with_another_clip_spec(tiny_world, tmp_path):
     from scorer_fixtures import make_scorer
 
     scorer = make_scorer(tmp_path / "scorer", num_frames=4)
-    common = ["benchmark=world_test", f"benchmark.manifest={tiny_world}", f"scorer={scorer}", "report=false",
-              f"paths.cache_dir={tmp_path / 'cache'}", "extract.num_workers=0"]
+    common = [
+        "benchmark=world_test",
+        f"benchmark.manifest={tiny_world}",
+        f"scorer={scorer}",
+        "report=false",
+        f"paths.cache_dir={tmp_path / 'cache'}",
+        "extract.num_workers=0",
+    ]
     own = run_eval(eval_cfg(tmp_path / "own", common))
     other = run_eval(eval_cfg(tmp_path / "other", [*common, "+clip.num_frames=6"]))
     specs = sorted(json.loads(p.read_text())["clip"]["num_frames"] for p in (tmp_path / "cache").glob("*/spec.json"))
@@ -99,7 +122,11 @@ def test_margin_over_the_motion_heuristic_is_paired_on_the_same_twins(tiny_world
     the heuristic against itself is exactly 0, and an evaluator that reads the severity off the manifest beats
     it by exactly what the heuristic misses."""
     manifest = load_benchmark("world_test", root=CONFIGS.parent).restrict(Manifest.load(tiny_world))
-    common = ["benchmark=world_test", f"benchmark.manifest={tiny_world}", f"paths.baseline_cache_dir={tmp_path / 'bcache'}"]
+    common = [
+        "benchmark=world_test",
+        f"benchmark.manifest={tiny_world}",
+        f"paths.baseline_cache_dir={tmp_path / 'bcache'}",
+    ]
     motion = run_eval(eval_cfg(tmp_path / "motion", [*common, "baseline=motion", "report=false"]))
     assert "margins" not in motion  # a baseline is not measured against itself
     heuristic = pd.read_csv(tmp_path / "motion" / "scores.csv")
@@ -107,7 +134,9 @@ def test_margin_over_the_motion_heuristic_is_paired_on_the_same_twins(tiny_world
     for name, scores in (("same", dict(zip(heuristic["id"], heuristic["raw_score"]))), ("oracle", oracle)):
         csv = tmp_path / f"{name}.csv"
         pd.DataFrame({"video": list(scores), "score": list(scores.values())}).to_csv(csv, index=False)
-        res = run_eval(eval_cfg(tmp_path / name, [*common, f"scores_csv={csv}", f"report={str(name == 'oracle').lower()}"]))
+        res = run_eval(
+            eval_cfg(tmp_path / name, [*common, f"scores_csv={csv}", f"report={str(name == 'oracle').lower()}"])
+        )
         margin = res["margins"]["motion"]
         own = res["results"]["world"]["same_scene_accuracy_severity_ge_0.5"]["value"]
         base = res["baselines"]["motion"]["world"]["same_scene_accuracy_severity_ge_0.5"]["value"]
@@ -116,8 +145,19 @@ def test_margin_over_the_motion_heuristic_is_paired_on_the_same_twins(tiny_world
         if name == "same":
             assert margin["value"] == 0.0 and margin["low"] == margin["high"] == 0.0
         else:
-            assert own == 1.0 and margin["value"] == pytest.approx(1.0 - base) and margin["low"] <= margin["value"] <= margin["high"]
-            assert f"Paired margin over the motion baseline (same-scene accuracy at the benchmark's severity threshold): {margin['value']:.3f}" \
+            assert (
+                own == 1.0
+                and margin["value"] == pytest.approx(1.0 - base)
+                and margin["low"] <= margin["value"] <= margin["high"]
+            )
+            assert (
+                f"Paired margin over the motion baseline (same-scene accuracy at the benchmark's severity threshold): {margin['value']:.3f}"
                 in (tmp_path / name / "report.md").read_text()
+            )
     with pytest.raises(ValueError, match="margins_over: unknown baseline"):
-        run_eval(eval_cfg(tmp_path / "bad", [*common, "scores_csv=" + str(tmp_path / "same.csv"), "margins_over=[motionn]", "report=false"]))
+        run_eval(
+            eval_cfg(
+                tmp_path / "bad",
+                [*common, "scores_csv=" + str(tmp_path / "same.csv"), "margins_over=[motionn]", "report=false"],
+            )
+        )

@@ -4,12 +4,12 @@ import json
 from pathlib import Path
 
 import pytest
-
+from conftest import TINY_WORLDS
 from encoder_fixtures import tiny_kwargs
+from train_helpers import CONFIGS, TOY, compose_train
+
 from phyprobe.eval.targets import judge
 from phyprobe.training.pipeline import train
-from conftest import TINY_WORLDS
-from train_helpers import CONFIGS, TOY, compose_train
 
 EXPERIMENTS = sorted(p.stem for p in (CONFIGS / "experiment").glob("*.yaml"))
 
@@ -20,21 +20,50 @@ def shared_cache(tmp_path_factory):
 
 
 def toy_world_overrides(tiny_world: Path, cache: Path) -> list[str]:
-    return [*TOY, "data=world", f"data.source.out_dir={tiny_world}", "data.source.num_scenes=16", "+data.source.num_real_segments=4",
-            "data.source.workers=1", f"paths.cache_dir={cache}", f"paths.baseline_cache_dir={cache}/baselines", "eval.n_boot=20"]
+    return [
+        *TOY,
+        "data=world",
+        f"data.source.out_dir={tiny_world}",
+        "data.source.num_scenes=16",
+        "+data.source.num_real_segments=4",
+        "data.source.workers=1",
+        f"paths.cache_dir={cache}",
+        f"paths.baseline_cache_dir={cache}/baselines",
+        "eval.n_boot=20",
+    ]
 
 
 def toy_worlds_overrides(tiny_worlds: Path, cache: Path) -> list[str]:
     """``data=worlds`` (both worlds) at the size of the ``tiny_worlds`` fixture, so nothing is rebuilt."""
-    sizes = [f"{'+' if k in ('num_real_segments', 'num_frames') else ''}data.source.{w}.{k}={v}"
-             for w, opts in TINY_WORLDS.items() for k, v in opts.items() if k not in ("engine", "include_real")]
-    return [*TOY, f"data.source.out_dir={tiny_worlds}", "data.source.workers=1", *sizes, f"paths.cache_dir={cache}",
-            f"paths.baseline_cache_dir={cache}/baselines", "eval.n_boot=20"]
+    sizes = [
+        f"{'+' if k in ('num_real_segments', 'num_frames') else ''}data.source.{w}.{k}={v}"
+        for w, opts in TINY_WORLDS.items()
+        for k, v in opts.items()
+        if k not in ("engine", "include_real")
+    ]
+    return [
+        *TOY,
+        f"data.source.out_dir={tiny_worlds}",
+        "data.source.workers=1",
+        *sizes,
+        f"paths.cache_dir={cache}",
+        f"paths.baseline_cache_dir={cache}/baselines",
+        "eval.n_boot=20",
+    ]
 
 
 def test_experiment_list_covers_the_paper_ablations():
-    assert {"full", "no_rank", "no_mag", "no_cal", "pooling_mean", "pooling_max", "encoder_perception_encoder",
-            "encoder_vjepa2", "encoder_wan22_vae"} <= set(EXPERIMENTS)
+    assert {
+        "full",
+        "no_rank",
+        "no_mag",
+        "no_cal",
+        "pooling_mean",
+        "pooling_max",
+        "encoder_perception_encoder",
+        "encoder_vjepa2",
+        "encoder_wan22_vae",
+    } <= set(EXPERIMENTS)
 
 
 def backbone_overrides(tmp_path: Path, experiment: str) -> list[str]:
@@ -43,14 +72,18 @@ def backbone_overrides(tmp_path: Path, experiment: str) -> list[str]:
     name = backbone.name
     if name == "efficientnet_lite0" or "fit" in backbone:  # embedded weights, or a dynamics model fitted in the run
         return []
-    return [f"backbone.{k}={list(v) if isinstance(v, tuple) else ('null' if v is None else v)}"
-            for k, v in tiny_kwargs(name).items()]
+    return [
+        f"backbone.{k}={list(v) if isinstance(v, tuple) else ('null' if v is None else v)}"
+        for k, v in tiny_kwargs(name).items()
+    ]
 
 
 @pytest.mark.parametrize("experiment", EXPERIMENTS)
 def test_experiment_runs_at_toy_size(experiment, tiny_world, tiny_worlds, shared_cache, tmp_path):
     both = compose_train(tmp_path, [f"experiment={experiment}"]).data.source._target_.endswith(".worlds")
-    overrides = toy_worlds_overrides(tiny_worlds, shared_cache) if both else toy_world_overrides(tiny_world, shared_cache)
+    overrides = (
+        toy_worlds_overrides(tiny_worlds, shared_cache) if both else toy_world_overrides(tiny_world, shared_cache)
+    )
     tiny = backbone_overrides(tmp_path, experiment)
     if tiny:
         overrides = [o for o in overrides if not o.startswith("backbone.")] + tiny
@@ -72,18 +105,26 @@ def test_experiment_runs_at_toy_size(experiment, tiny_world, tiny_worlds, shared
         # `phyprobe targets` reads the run as written: a cross-world run on the world it never saw, the rest on both
         role = "cross" if len(trained & {"world", "world3d"}) == 1 else "default"
         table = judge({role: [tmp_path]})
-        read = [b for b in ("world_test", "world3d_test") if role == "default" or metrics["distribution"][b].startswith("out")]
+        read = [
+            b
+            for b in ("world_test", "world3d_test")
+            if role == "default" or metrics["distribution"][b].startswith("out")
+        ]
         severe = table[table.figure == "same_scene_accuracy_severity_ge_0.5"]
         assert sorted(severe.benchmark) == sorted(read)
         for b in read:
-            assert severe[severe.benchmark == b]["mean"].item() == \
-                metrics["benchmarks"][b]["world"]["same_scene_accuracy_severity_ge_0.5"]["value"]
+            assert (
+                severe[severe.benchmark == b]["mean"].item()
+                == metrics["benchmarks"][b]["world"]["same_scene_accuracy_severity_ge_0.5"]["value"]
+            )
     if experiment == "loco_footage":  # the held-out clip's segments: scored, and none of them trained on
         assert metrics["distribution"]["real_footage_held_out"] == "out: excluded from training"
         assert metrics["benchmarks"]["real_footage_held_out"]["world"]["same_scene_accuracy"]["n"] > 0
     if experiment == "encoder_vjepa2":  # the paper's baseline, V-JEPA 2's own predictor, sits beside ours
         assert {"vjepa2_surprisal_max", "vjepa2_surprisal_mean"} <= set(metrics["baselines"]) & set(metrics["margins"])
-        assert metrics["baselines"]["vjepa2_surprisal_max"]["world_test"]["world"]["same_scene_accuracy"]["n"] == acc["n"]
+        assert (
+            metrics["baselines"]["vjepa2_surprisal_max"]["world_test"]["world"]["same_scene_accuracy"]["n"] == acc["n"]
+        )
 
 
 def test_default_run_writes_report_with_plots_and_baseline(tiny_world, shared_cache, tmp_path):

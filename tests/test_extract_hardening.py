@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from feature_fixtures import CLIP, CPU, one_thread, shard_contents, tiny_encoder, toy_manifest_at  # noqa: F401
+
 from phyprobe.data.manifest import Manifest, write_jsonl
 from phyprobe.features.cache import FeatureCache
 from phyprobe.features.extract import extract_features
@@ -63,8 +63,9 @@ def test_each_distinct_content_is_encoded_once(tmp_path, one_thread):  # noqa: F
     shutil.copy(v / "s1_violated.mp4", v / "late.mp4")
     write_jsonl(tmp_path / "m" / "videos.jsonl", rows + [{**rows[0], "id": "late", "path": "v/late.mp4"}])
     seen.clear()
-    cache = extract_features(Manifest.load(tmp_path / "m"), enc, CLIP, tmp_path / "cache", batch_size=2, num_workers=0,
-                             trainer_kwargs=CPU)
+    cache = extract_features(
+        Manifest.load(tmp_path / "m"), enc, CLIP, tmp_path / "cache", batch_size=2, num_workers=0, trainer_kwargs=CPU
+    )
     assert sum(seen) == 0
     np.testing.assert_array_equal(shard_contents(cache)["late"], feats["s1_violated"])
 
@@ -73,8 +74,25 @@ def test_a_killed_small_extraction_keeps_what_it_finished(tmp_path):
     """kill -9 an extraction of a manifest far smaller than a shard once its first video is
     published: the rerun finds that work and encodes only the rest."""
     toy_manifest_at(tmp_path / "m", num_scenes=6)
-    cmd = [sys.executable, "-m", "phyprobe.cli", "extract", str(tmp_path / "m"), "--image-size", "32", "--num-frames", "4",
-           "--cache", str(tmp_path / "cache"), "--workers", "0", "--batch-size", "1", "--shard-size", "1"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "phyprobe.cli",
+        "extract",
+        str(tmp_path / "m"),
+        "--image-size",
+        "32",
+        "--num-frames",
+        "4",
+        "--cache",
+        str(tmp_path / "cache"),
+        "--workers",
+        "0",
+        "--batch-size",
+        "1",
+        "--shard-size",
+        "1",
+    ]
     env = {"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"}
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.time() + 300

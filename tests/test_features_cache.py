@@ -9,8 +9,8 @@ import pickle
 import numpy as np
 import pytest
 import torch
-
 from feature_fixtures import CLIP, CPU, assert_same_features, one_thread, shard_contents, tiny_encoder, toy_manifest_at  # noqa: F401
+
 from phyprobe.data.manifest import Manifest, write_jsonl
 from phyprobe.features.cache import FeatureCache
 from phyprobe.features.extract import extract_features
@@ -93,8 +93,10 @@ def test_unreadable_videos_are_reported_excluded_and_not_retried(tmp_path):
     (tmp_path / "m" / "v" / "notes.txt").write_text("this is not a video\n")
     videos = m.videos.to_dict("records") + [{**m.videos.iloc[2].to_dict(), "id": "notes", "path": "v/notes.txt"}]
     write_jsonl(tmp_path / "m" / "videos.jsonl", videos)
-    write_jsonl(tmp_path / "m" / "pairs.jsonl", m.pairs.to_dict("records") + [
-        {**m.pairs.iloc[1].to_dict(), "a": "notes", "b": "s1_plausible"}])
+    write_jsonl(
+        tmp_path / "m" / "pairs.jsonl",
+        m.pairs.to_dict("records") + [{**m.pairs.iloc[1].to_dict(), "a": "notes", "b": "s1_plausible"}],
+    )
     m = Manifest.load(tmp_path / "m", check_files=True)
     enc = tiny_encoder()
 
@@ -126,7 +128,9 @@ def test_a_video_replaced_under_its_id_is_encoded_again(tmp_path):
     untouched ones keep their features, and every id stays in exactly one shard."""
     m = toy_manifest_at(tmp_path / "m", num_scenes=3)
     enc = tiny_encoder()
-    cache = extract_features(m, enc, CLIP, tmp_path / "cache", batch_size=2, num_workers=0, trainer_kwargs=CPU, shard_size=2)
+    cache = extract_features(
+        m, enc, CLIP, tmp_path / "cache", batch_size=2, num_workers=0, trainer_kwargs=CPU, shard_size=2
+    )
     before = shard_contents(cache)
     path = {v: m.video_path(p) for v, p in zip(m.videos["id"], m.videos["path"])}
     replaced, touched = "s1_plausible", "s2_plausible"
@@ -136,8 +140,12 @@ def test_a_video_replaced_under_its_id_is_encoded_again(tmp_path):
 
     extract_features(m, enc, CLIP, tmp_path / "cache", batch_size=2, num_workers=0, trainer_kwargs=CPU, shard_size=2)
     after = shard_contents(cache)
-    cold = shard_contents(extract_features(m, enc, CLIP, tmp_path / "cold", batch_size=2, num_workers=0, trainer_kwargs=CPU))
+    cold = shard_contents(
+        extract_features(m, enc, CLIP, tmp_path / "cold", batch_size=2, num_workers=0, trainer_kwargs=CPU)
+    )
     assert sorted(after) == sorted(before) and not cache.changed_ids(path)
     np.testing.assert_array_equal(after[replaced], cold[replaced])
     assert not np.array_equal(after[replaced], before[replaced])
-    assert_same_features({k: v for k, v in after.items() if k != replaced}, {k: v for k, v in before.items() if k != replaced})
+    assert_same_features(
+        {k: v for k, v in after.items() if k != replaced}, {k: v for k, v in before.items() if k != replaced}
+    )

@@ -4,8 +4,8 @@ single process writes. Two CPU processes over gloo stand in for N GPUs or nodes.
 from __future__ import annotations
 
 import pytest
-
 from feature_fixtures import CLIP, CPU, assert_same_features, one_thread, shard_contents, tiny_encoder, toy_manifest_at  # noqa: F401
+
 from phyprobe.data.manifest import Manifest
 from phyprobe.features.extract import extract_features
 
@@ -18,8 +18,9 @@ def test_two_process_extraction_matches_one_process(tmp_path):
     enc = tiny_encoder()
     kw = dict(batch_size=2, num_workers=0, shard_size=3)
     single = extract_features(m, enc, CLIP, tmp_path / "one", trainer_kwargs=CPU, **kw)
-    multi = extract_features(m, enc, CLIP, tmp_path / "two", **kw,
-                             trainer_kwargs={**CPU, "devices": 2, "strategy": "ddp_spawn"})
+    multi = extract_features(
+        m, enc, CLIP, tmp_path / "two", **kw, trainer_kwargs={**CPU, "devices": 2, "strategy": "ddp_spawn"}
+    )
     ranks = {p.name.split("-")[1] for p in multi.shards()}
     assert ranks == {"r00", "r01"}, "each rank writes its own shards"
     assert_same_features(shard_contents(multi), shard_contents(single))  # also fails on any duplicated id

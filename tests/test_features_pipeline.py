@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from feature_fixtures import one_thread, toy_manifest_at  # noqa: F401
 from hydra import compose, initialize_config_dir
 
-from feature_fixtures import one_thread, toy_manifest_at  # noqa: F401
 from phyprobe.training.pipeline import train
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -19,12 +19,29 @@ CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 
 def _train(manifest: Path, cache: Path, out: Path, *overrides: str) -> pd.DataFrame:
     with initialize_config_dir(config_dir=str(CONFIGS), version_base="1.3"):
-        cfg = compose("train", overrides=[
-            "data=manifest", f"data.source.path={manifest}", "eval.baselines=[]", "eval.report=false",
-            f"paths.output_dir={out}", f"paths.cache_dir={cache}", "backbone=efficientnet_lite0", "backbone.weights=null", "backbone.image_size=32",
-            "clip.num_frames=4", "extract.num_workers=0", "extract.batch_size=4", "trainer.max_epochs=3",
-            "trainer.accelerator=cpu", "trainer.enable_progress_bar=false", "optim.batch_size=4", "head.hidden=32",
-            *overrides])
+        cfg = compose(
+            "train",
+            overrides=[
+                "data=manifest",
+                f"data.source.path={manifest}",
+                "eval.baselines=[]",
+                "eval.report=false",
+                f"paths.output_dir={out}",
+                f"paths.cache_dir={cache}",
+                "backbone=efficientnet_lite0",
+                "backbone.weights=null",
+                "backbone.image_size=32",
+                "clip.num_frames=4",
+                "extract.num_workers=0",
+                "extract.batch_size=4",
+                "trainer.max_epochs=3",
+                "trainer.accelerator=cpu",
+                "trainer.enable_progress_bar=false",
+                "optim.batch_size=4",
+                "head.hidden=32",
+                *overrides,
+            ],
+        )
     metrics = train(cfg)
     assert metrics["run"]["skipped_videos"] == 0
     return pd.read_csv(out / "scores.csv")

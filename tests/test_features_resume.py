@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from feature_fixtures import CLIP, CPU, assert_same_features, one_thread, shard_contents, tiny_encoder, toy_manifest_at  # noqa: F401
+
 from phyprobe.features.extract import extract_features
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -32,8 +32,9 @@ extract_features(Manifest.load({manifest!r}), tiny_encoder(64), CLIP, {cache!r},
 def test_killed_extraction_resumes_to_the_same_cache(tmp_path):
     m = toy_manifest_at(tmp_path / "m", num_scenes=24)
     script = SCRIPT.format(tests=str(TESTS), manifest=str(m.root), cache=str(tmp_path / "killed"), extract=EXTRACT)
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+    )
     deadline = time.monotonic() + 120
     while not list((tmp_path / "killed").glob("*/shard-*.tar")):
         assert proc.poll() is None, proc.stderr.read().decode()[-3000:]

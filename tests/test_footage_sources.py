@@ -14,13 +14,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from train_helpers import CONFIGS
 
 from phyprobe.eval.protocols import load_benchmark
 from phyprobe.io.video import write_video
 from phyprobe.world.footage_unseen import KINDS, build_unseen_footage
 from phyprobe.world.real import PERTURBATIONS
-
-from train_helpers import CONFIGS
 
 REPO = CONFIGS.parent
 FRAMES = 16  # clip length of the tiny builds; each source clip must hold twice as many
@@ -55,8 +54,9 @@ def folder(tmp_path) -> Path:
 
 @pytest.mark.parametrize(("kinds", "names"), [("trained", PERTURBATIONS), ("unseen", KINDS)])
 def test_build_from_a_folder_of_clips(folder, tmp_path, kinds, names):
-    m = build_unseen_footage(tmp_path / "b", num_segments=2 * len(names), seed=1, num_frames=FRAMES,
-                             source_dir=folder, kinds=kinds)
+    m = build_unseen_footage(
+        tmp_path / "b", num_segments=2 * len(names), seed=1, num_frames=FRAMES, source_dir=folder, kinds=kinds
+    )
     meta = list(m.videos["metadata"])
     assert set(m.videos["source"]) == {"footage"} and set(m.videos["split"]) == {"test"}
     assert {md["clip"] for md in meta} == {"walk.mp4", "turn.avi"}
@@ -123,13 +123,22 @@ def test_a_clip_cut_short_is_drawn_from_what_decodes_and_said_so(tmp_path, caplo
 
 
 def test_benchmarks_read_the_folder_from_the_repository_root(folder, tmp_path):
-    for name, kinds in (("real_footage_other_sources", "trained"), ("real_footage_other_sources_unseen_kinds", "unseen")):
+    for name, kinds in (
+        ("real_footage_other_sources", "trained"),
+        ("real_footage_other_sources_unseen_kinds", "unseen"),
+    ):
         b = load_benchmark(name, root=REPO)
         assert b.build["source_dir"] == REPO / "data" / "sources" / "debian-footage" and b.build["kinds"] == kinds
         assert b.where == {"source": "footage"} and b.split == ["test"]
     real = load_benchmark("real_footage_other_sources", root=REPO)
-    tiny = {"name": "tiny_other", "manifest": "b", "protocol": "world", "split": ["test"], "where": {"source": "footage"},
-            "build": {**real.build, "source_dir": "clips", "num_segments": len(PERTURBATIONS), "num_frames": FRAMES}}
+    tiny = {
+        "name": "tiny_other",
+        "manifest": "b",
+        "protocol": "world",
+        "split": ["test"],
+        "where": {"source": "footage"},
+        "build": {**real.build, "source_dir": "clips", "num_segments": len(PERTURBATIONS), "num_frames": FRAMES},
+    }
     b = load_benchmark(tiny, root=tmp_path)  # both relative paths are taken from the root
     m = b.load_manifest()
     res = b.evaluate({v: float(s) for v, s in zip(m.videos["id"], m.videos["magnitude"])}, manifest=m, n_boot=50)
@@ -145,8 +154,10 @@ def _deb(tmp_path: Path, folder: Path, package: str, leave_out: str | None = Non
         pytest.skip("dpkg-deb (Debian's dpkg) is not on this machine")
     root = tmp_path / "pkg" / package
     (root / "DEBIAN").mkdir(parents=True)
-    (root / "DEBIAN" / "control").write_text(f"Package: {package}\nVersion: 9.9.9-test\nArchitecture: all\n"
-                                             "Maintainer: phyprobe tests <tests@example.invalid>\nDescription: fixture\n")
+    (root / "DEBIAN" / "control").write_text(
+        f"Package: {package}\nVersion: 9.9.9-test\nArchitecture: all\n"
+        "Maintainer: phyprobe tests <tests@example.invalid>\nDescription: fixture\n"
+    )
     for inside in FETCH.PACKAGES.get(package, {"usr/share/doc/other/clip.mp4": "clip.mp4"}):
         if inside == leave_out:
             continue
@@ -175,7 +186,9 @@ def test_fetch_script_unpacks_the_clips_and_records_them(folder, tmp_path):
     assert sorted(n for r in record.values() for n in r["clips"]) == sorted(names)
     walk = (folder / "walk.mp4").read_bytes()
     assert all((out / name).read_bytes() == walk for name in names)  # .gz ones unpacked
-    m = build_unseen_footage(tmp_path / "b", num_segments=len(names), num_frames=FRAMES, source_dir=out, kinds="trained")
+    m = build_unseen_footage(
+        tmp_path / "b", num_segments=len(names), num_frames=FRAMES, source_dir=out, kinds="trained"
+    )
     assert {md["clip"] for md in m.videos["metadata"]} == set(names)  # every suffix (.mpg, .mpeg, .mov) is a source
 
 

@@ -50,7 +50,9 @@ def test_grouped_monotone_head_weighs_each_group_s_mean_once_per_pooling_statist
     with torch.no_grad():
         head.monotone.raw_weight.copy_(torch.tensor([0.0, 1.0, -2.0, 3.0]))
     w = torch.nn.functional.softplus(torch.tensor([0.0, 1.0, -2.0, 3.0]))
-    torch.testing.assert_close(head(feats), w[0] * mean[:, :4].mean(1) + w[1] * mean[:, 4] + w[2] * mx[:, :4].mean(1) + w[3] * mx[:, 4])
+    torch.testing.assert_close(
+        head(feats), w[0] * mean[:, :4].mean(1) + w[1] * mean[:, 4] + w[2] * mx[:, :4].mean(1) + w[3] * mx[:, 4]
+    )
     for bad in ([[0, 1], [3, 4]], [[0, 1, 2, 3, 4], [4]], [[0, 1, 2, 3, 4], []]):
         with pytest.raises(ValueError, match="cover each of the 10 inputs exactly once"):
             PhyProbeHead(5, stats=("mean", "max"), kind="monotone", groups=bad)

@@ -2,17 +2,20 @@
 clone after PyPI has moved on. These tests fail when a dependency is added without a pin, when a pin falls
 outside the range pyproject.toml allows, or when the environment was installed around the lock."""
 
-import tomllib
 from importlib import metadata
 from pathlib import Path
 
 import pytest
+import tomllib
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[1]
 EXTRAS = ("test", "hf", "clip")  # what `make install` installs
-PINNED_ELSEWHERE = {"torch", "torchvision"}  # pinned by the Makefile, which installs them first (pyproject.toml gives a range)
+PINNED_ELSEWHERE = {
+    "torch",
+    "torchvision",
+}  # pinned by the Makefile, which installs them first (pyproject.toml gives a range)
 
 
 def lock() -> dict[str, str]:
@@ -42,7 +45,8 @@ def test_every_direct_dependency_is_pinned_inside_its_range():
             continue
         assert name in pins, f"{req.name} (pyproject.toml) has no pin in constraints.txt: run `make lock`"
         assert req.specifier.contains(pins[name], prereleases=True), (
-            f"constraints.txt pins {req.name}=={pins[name]}, outside pyproject.toml's {req}")
+            f"constraints.txt pins {req.name}=={pins[name]}, outside pyproject.toml's {req}"
+        )
 
 
 def test_the_environment_is_the_locked_one():
@@ -57,5 +61,7 @@ def test_the_environment_is_the_locked_one():
         if installed != version:
             wrong[name] = (version, installed)
     if wrong:
-        pytest.fail("installed versions differ from constraints.txt (locked, installed), reinstall with `make "
-                    f"install`: {wrong}")
+        pytest.fail(
+            "installed versions differ from constraints.txt (locked, installed), reinstall with `make "
+            f"install`: {wrong}"
+        )

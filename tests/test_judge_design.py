@@ -5,7 +5,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from test_experiments import toy_worlds_overrides
 
 SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "judge_design.py"
@@ -20,27 +19,51 @@ def load_driver():
 
 def toy_overrides(tiny_worlds, cache):
     """The toy sizes on the command line, where the default's frame size is its dynamics model's base encoder's."""
-    return [o.replace("backbone.image_size=", "backbone.fit.base.image_size=") for o in toy_worlds_overrides(tiny_worlds, cache)]
+    return [
+        o.replace("backbone.image_size=", "backbone.fit.base.image_size=")
+        for o in toy_worlds_overrides(tiny_worlds, cache)
+    ]
 
 
 def test_one_seed_is_trained_evaluated_judged_and_resumed(tiny_worlds, tmp_path, capsys):
     driver = load_driver()
     out = tmp_path / "design"
-    args = ["--out", str(out), "--seeds", "0", "--world-builds", f"world_test:{tiny_worlds}",
-            "--footage-builds", f"real_footage_unseen:{tiny_worlds}", "--",
-            *toy_overrides(tiny_worlds, tmp_path / "cache"), "eval.report=false"]
+    args = [
+        "--out",
+        str(out),
+        "--seeds",
+        "0",
+        "--world-builds",
+        f"world_test:{tiny_worlds}",
+        "--footage-builds",
+        f"real_footage_unseen:{tiny_worlds}",
+        "--",
+        *toy_overrides(tiny_worlds, tmp_path / "cache"),
+        "eval.report=false",
+    ]
     driver.main(args)
     runs = {p.parent.relative_to(out).as_posix() for p in out.rglob("metrics.json")}
-    assert runs == {"default/seed0", "cross/cross_2d_to_3d-seed0", "cross/cross_3d_to_2d-seed0",
-                    f"unseen_world/world_test-{tiny_worlds.name}-seed0",
-                    f"unseen_footage/real_footage_unseen-{tiny_worlds.name}-seed0"}
+    assert runs == {
+        "default/seed0",
+        "cross/cross_2d_to_3d-seed0",
+        "cross/cross_3d_to_2d-seed0",
+        f"unseen_world/world_test-{tiny_worlds.name}-seed0",
+        f"unseen_footage/real_footage_unseen-{tiny_worlds.name}-seed0",
+    }
     verdict = json.loads((out / "targets.json").read_text())
     assert {r["role"] for r in verdict} == {"default", "cross", "unseen_world", "unseen_footage"}
     # the default's figure is its run's own, and the cross runs are read on the world they did not train on
     metrics = json.loads((out / "default" / "seed0" / "metrics.json").read_text())
-    severe = next(r for r in verdict if r["role"] == "default" and r["benchmark"] == "world_test"
-                  and r["figure"] == "same_scene_accuracy_severity_ge_0.5")
-    assert severe["mean"] == metrics["benchmarks"]["world_test"]["world"]["same_scene_accuracy_severity_ge_0.5"]["value"]
+    severe = next(
+        r
+        for r in verdict
+        if r["role"] == "default"
+        and r["benchmark"] == "world_test"
+        and r["figure"] == "same_scene_accuracy_severity_ge_0.5"
+    )
+    assert (
+        severe["mean"] == metrics["benchmarks"]["world_test"]["world"]["same_scene_accuracy_severity_ge_0.5"]["value"]
+    )
     assert {r["benchmark"] for r in verdict if r["role"] == "cross"} == {"world_test", "world3d_test"}
     assert (out / "targets.md").read_text().startswith("| role")
     stamp = (out / "default" / "seed0" / "metrics.json").stat().st_mtime_ns

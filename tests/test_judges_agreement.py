@@ -22,7 +22,9 @@ def test_kappas_match_hand_computation_when_a_rating_is_absent_from_one_side():
     # With labels inferred from the data the distances shrink to index gaps and QWK becomes 1 - 0.25/3:
     # the reason the label set is fixed.
     assert cohen_kappa_score(a, b, weights="quadratic") == pytest.approx(1 - 0.25 / 3)
-    assert kappa(a, b, weights="quadratic") == pytest.approx(cohen_kappa_score(a, b, weights="quadratic", labels=[1, 2, 3, 4, 5]))
+    assert kappa(a, b, weights="quadratic") == pytest.approx(
+        cohen_kappa_score(a, b, weights="quadratic", labels=[1, 2, 3, 4, 5])
+    )
 
 
 def test_continuous_figures_are_scipys_and_kappas_use_the_stated_rounding():
@@ -61,12 +63,22 @@ def test_bootstrap_interval_brackets_the_value_and_uses_only_shared_videos():
 
 
 def test_read_ratings_from_judgements_and_csv(tmp_path):
-    write_jsonl(tmp_path / "videos.jsonl", [{"id": f"v{i}", "path": f"v{i}.mp4", "source": "s", "is_real": False}
-                                            for i in range(3)])
+    write_jsonl(
+        tmp_path / "videos.jsonl",
+        [{"id": f"v{i}", "path": f"v{i}.mp4", "source": "s", "is_real": False} for i in range(3)],
+    )
     m = Manifest.load(tmp_path)
-    (tmp_path / "j.jsonl").write_text("\n".join(json.dumps(r) for r in [
-        {"id": "v0", "score": 4.5, "violation_score": 0.125}, {"id": "v1", "score": None, "violation_score": None},
-        {"id": "v2", "score": 2.0, "violation_score": 0.75}]) + "\n")
+    (tmp_path / "j.jsonl").write_text(
+        "\n".join(
+            json.dumps(r)
+            for r in [
+                {"id": "v0", "score": 4.5, "violation_score": 0.125},
+                {"id": "v1", "score": None, "violation_score": None},
+                {"id": "v2", "score": 2.0, "violation_score": 0.75},
+            ]
+        )
+        + "\n"
+    )
     assert read_ratings(tmp_path / "j.jsonl", m) == {"v0": 4.5, "v2": 2.0}
     assert read_ratings(tmp_path / "j.jsonl", m, scale="violation") == {"v0": 4.5, "v2": 2.0}
     (tmp_path / "s.csv").write_text("video,score\nv0.mp4,0.0\nv1,0.5\n")

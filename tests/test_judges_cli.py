@@ -6,12 +6,12 @@ import json
 
 import pytest
 from hydra import compose, initialize_config_dir
-
 from judge_fixtures import case_manifest
 from judge_server import ScriptedServer
+from train_helpers import CONFIGS
+
 from phyprobe.cli import main
 from phyprobe.eval.run import run_eval
-from train_helpers import CONFIGS
 
 
 def test_cli_run_agree_and_compare(tmp_path, capsys, monkeypatch):
@@ -19,14 +19,49 @@ def test_cli_run_agree_and_compare(tmp_path, capsys, monkeypatch):
     root = case_manifest(tmp_path / "m", cases=("ok",) * 6)
     with ScriptedServer() as srv:
         for name, samples in (("a", 1), ("b", 3)):
-            assert main(["judge", "run", "physics", "--manifest", str(root), "--out", str(tmp_path / name),
-                         "--set", f"client.base_url={srv.base_url}", "--set", "client.model=test-vl",
-                         "--set", f"judge.samples={samples}", "--set", f"cache_dir={tmp_path / 'cache'}",
-                         "--set", "video.max_frames=2"]) == 0
+            assert (
+                main(
+                    [
+                        "judge",
+                        "run",
+                        "physics",
+                        "--manifest",
+                        str(root),
+                        "--out",
+                        str(tmp_path / name),
+                        "--set",
+                        f"client.base_url={srv.base_url}",
+                        "--set",
+                        "client.model=test-vl",
+                        "--set",
+                        f"judge.samples={samples}",
+                        "--set",
+                        f"cache_dir={tmp_path / 'cache'}",
+                        "--set",
+                        "video.max_frames=2",
+                    ]
+                )
+                == 0
+            )
         assert sum(srv.counts.values()) == 6 * 3  # b's first sample per video was a's request: served from the cache
     assert "6/6 videos scored" in capsys.readouterr().out
-    assert main(["judge", "agree", str(tmp_path / "a" / "judgements.jsonl"), str(tmp_path / "b" / "judgements.jsonl"),
-                 "--manifest", str(root), "--n-boot", "50", "--out", str(tmp_path / "agree.json")]) == 0
+    assert (
+        main(
+            [
+                "judge",
+                "agree",
+                str(tmp_path / "a" / "judgements.jsonl"),
+                str(tmp_path / "b" / "judgements.jsonl"),
+                "--manifest",
+                str(root),
+                "--n-boot",
+                "50",
+                "--out",
+                str(tmp_path / "agree.json"),
+            ]
+        )
+        == 0
+    )
     res = json.loads((tmp_path / "agree.json").read_text())
     assert res["videos_both"] == 6 and set(res) >= {"pearson", "spearman", "kappa", "qwk", "rounding"}
     with pytest.raises(SystemExit):
@@ -35,17 +70,29 @@ def test_cli_run_agree_and_compare(tmp_path, capsys, monkeypatch):
 
 def test_eval_py_runs_an_mllm_judge_into_the_benchmark_protocol_with_its_cost(tiny_world, tmp_path):
     with ScriptedServer() as srv, initialize_config_dir(version_base="1.3", config_dir=str(CONFIGS)):
-        cfg = compose("eval", overrides=[f"paths.output_dir={tmp_path}", "n_boot=100", "benchmark=world_test",
-                                         f"benchmark.manifest={tiny_world}", "judge=physics",
-                                         f"judge.client.base_url={srv.base_url}", "judge.client.model=test-vl",
-                                         f"judge.cache_dir={tmp_path / 'cache'}", "judge.video.max_frames=2"])
+        cfg = compose(
+            "eval",
+            overrides=[
+                f"paths.output_dir={tmp_path}",
+                "n_boot=100",
+                "benchmark=world_test",
+                f"benchmark.manifest={tiny_world}",
+                "judge=physics",
+                f"judge.client.base_url={srv.base_url}",
+                "judge.client.model=test-vl",
+                f"judge.cache_dir={tmp_path / 'cache'}",
+                "judge.video.max_frames=2",
+            ],
+        )
         res = run_eval(cfg)
         n_requests = sum(srv.counts.values())
     judged = [json.loads(x) for x in (tmp_path / "judge" / "judgements.jsonl").read_text().splitlines()]
     assert res["evaluator"] == "physics_rubric" and res["standin"] is False
     assert n_requests == 3 * len(judged) and res["cost"]["calls_per_video"] == 3.0
     assert res["cost"]["prompt_tokens_per_video"] > 0 and res["cost"]["seconds_per_video"] > 0
-    assert res["results"]["world"]["coverage"]["value"] == 1.0 and res["results"]["world"]["same_scene_accuracy"]["n"] > 0
+    assert (
+        res["results"]["world"]["coverage"]["value"] == 1.0 and res["results"]["world"]["same_scene_accuracy"]["n"] > 0
+    )
     report = (tmp_path / "report.md").read_text()
     assert "## Cost" in report and "| model calls / video | 3 |" in report
     assert all(r["score"] is not None and len(r["items"]["physical_consistency"]) == 3 for r in judged)

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from judge_fixtures import CASES, case_manifest, physics_cfg
 from judge_server import ScriptedServer, expected_score
+
 from phyprobe.data.manifest import Manifest, write_jsonl
 from phyprobe.judges.client import ResponseCache, VideoInput, sample_frames
 from phyprobe.judges.run import run_judge
@@ -67,7 +67,15 @@ def test_every_scripted_reply_ends_in_a_parsed_score_or_a_recorded_failure(cases
     # retries: 429 once, 500 twice, a timeout once, a dropped connection once, then success;
     # always-500 uses every retry; a 400 is not retried
     attempts = {case: counts[_server_key(rec)] for case, rec in recs.items() if not rec["failures"]}
-    assert attempts == {"ok": 1, "fenced": 1, "think": 1, "rate_limited": 2, "server_error": 3, "timeout": 2, "dropped": 2}
+    assert attempts == {
+        "ok": 1,
+        "fenced": 1,
+        "think": 1,
+        "rate_limited": 2,
+        "server_error": 3,
+        "timeout": 2,
+        "dropped": 2,
+    }
     assert sum(counts.values()) == sum(attempts.values()) + len(PARSE_FAILURES) + 4 + 1  # always_500: 1 + 3 retries
     delays = [float(m) for m in re.findall(r"retrying after ([0-9.]+)s", caplog.text)]
     assert delays.count(0.2) == 1 and delays.count(0.1) == 2  # the servers' retry-after values, not backoff
@@ -86,7 +94,9 @@ def test_three_samples_are_averaged_and_a_partly_failed_dimension_keeps_its_vali
         res = run_judge(physics_cfg(srv.base_url, None, samples=3), m)
     ok = next(r for v, r in res.records.items() if v.endswith("_ok"))
     got = [s["parsed"]["scores"]["physical_consistency"] for s in ok["items"]["physical_consistency"]]
-    want = [expected_score(re.search(r"req ([0-9a-f]{16})", s["raw"]).group(1)) for s in ok["items"]["physical_consistency"]]
+    want = [
+        expected_score(re.search(r"req ([0-9a-f]{16})", s["raw"]).group(1)) for s in ok["items"]["physical_consistency"]
+    ]
     assert got == want and [s["seed"] for s in ok["items"]["physical_consistency"]] == [0, 1, 2]
     assert ok["score"] == pytest.approx(np.mean(want)) and ok["dimensions"]["physical_consistency"]["n_valid"] == 3
     bad = next(r for v, r in res.records.items() if v.endswith("_malformed"))
@@ -95,15 +105,21 @@ def test_three_samples_are_averaged_and_a_partly_failed_dimension_keeps_its_vali
 
 def test_svbench_eva_reads_its_seven_keys_and_rejects_non_binary_values(tmp_path):
     m = Manifest.load(case_manifest(tmp_path / "m", cases=("eva", "eva_bad", "missing")))
-    cfg = {"judge": {"_target_": "phyprobe.judges.svbench.EVAJudge"},
-           "client": {"base_url": None, "model": "test-vl", "max_retries": 0}, "video": {"max_frames": 2}, "cache_dir": None}
+    cfg = {
+        "judge": {"_target_": "phyprobe.judges.svbench.EVAJudge"},
+        "client": {"base_url": None, "model": "test-vl", "max_retries": 0},
+        "video": {"max_frames": 2},
+        "cache_dir": None,
+    }
     with ScriptedServer() as srv:
         cfg["client"]["base_url"] = srv.base_url
         res = run_judge(cfg, m)
     eva, bad, missing = (res.records[v] for v in m.videos["id"])
     d = {k: v["score"] for k, v in eva["dimensions"].items()}
     assert d["D1_core_experiment"] == 1 and d["D3_social_reasoning"] == 0 and d["D5_video_plausible"] == 1
-    assert eva["score"] == pytest.approx(sum(d.values()) / 5) and eva["violation_score"] == pytest.approx(1 - eva["score"])
+    assert eva["score"] == pytest.approx(sum(d.values()) / 5) and eva["violation_score"] == pytest.approx(
+        1 - eva["score"]
+    )
     assert bad["score"] is None and "D3_social_reasoning is 2" in bad["failures"][0]["error"]
     assert missing["score"] is None and "missing key" in missing["failures"][0]["error"]
 
@@ -119,7 +135,9 @@ run_judge(physics_cfg({url!r}, {cache!r}, samples=2, concurrency=2), Manifest.lo
 
 
 def _run_child(url, cache, manifest, out):
-    code = _CHILD.format(tests=str(Path(__file__).parent), url=url, cache=str(cache), manifest=str(manifest), out=str(out))
+    code = _CHILD.format(
+        tests=str(Path(__file__).parent), url=url, cache=str(cache), manifest=str(manifest), out=str(out)
+    )
     env = {**os.environ, "PYTHONPATH": str(SRC)}
     return subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
@@ -152,8 +170,11 @@ def test_sigkill_halfway_then_resume_sends_no_cached_request_twice_and_matches_a
     assert all(after[k] == before[k] for k in cached_keys)  # nothing cached was sent again
     assert sum(after.values()) - sum(before.values()) == 40 - len(cached_keys)
     with ScriptedServer() as srv2:  # the same job, never interrupted
-        run_judge(physics_cfg(srv2.base_url, tmp_path / "cache2", samples=2, concurrency=2), Manifest.load(root),
-                  tmp_path / "out2")
+        run_judge(
+            physics_cfg(srv2.base_url, tmp_path / "cache2", samples=2, concurrency=2),
+            Manifest.load(root),
+            tmp_path / "out2",
+        )
     assert _comparable(tmp_path / "out" / "judgements.jsonl") == _comparable(tmp_path / "out2" / "judgements.jsonl")
     assert (tmp_path / "out" / "scores.csv").read_text() == (tmp_path / "out2" / "scores.csv").read_text()
 
@@ -164,8 +185,9 @@ def test_a_planted_api_key_appears_nowhere(cases, tmp_path, caplog, monkeypatch,
     caplog.set_level(logging.DEBUG)
     m = cases.keep(cases.videos["id"].str.endswith(("_ok", "_always_500", "_bad_request", "_dropped")))
     with ScriptedServer() as srv:
-        res = run_judge(physics_cfg(srv.base_url, tmp_path / "cache", api_key_env="PHYPROBE_TEST_KEY"), m,
-                        tmp_path / "out")
+        res = run_judge(
+            physics_cfg(srv.base_url, tmp_path / "cache", api_key_env="PHYPROBE_TEST_KEY"), m, tmp_path / "out"
+        )
         um = Manifest.load(case_manifest(tmp_path / "u", cases=("unauthorized",)))
         from phyprobe.judges.client import JudgeServerError
 
@@ -213,6 +235,7 @@ def test_transports_send_frames_as_images_as_one_jpeg_video_or_as_the_file(cases
 
 def test_frame_sampling_follows_fps_and_spreads_max_frames_over_long_videos(tmp_path):
     from conftest import moving_square
+
     from phyprobe.io.video import write_video
 
     path = write_video(tmp_path / "a.mp4", moving_square(24, 32, 32, 1, 1), fps=12)  # 2 s
@@ -239,10 +262,25 @@ def test_task_file_errors_name_the_file_and_line(cases, tmp_path):
 def test_scivbench_task_rubrics_one_call_per_dimension(cases, tmp_path):
     ids = [v for v in cases.videos["id"] if v.endswith(("_ok", "_fenced"))]
     f = tmp_path / "tasks.jsonl"
-    write_jsonl(f, [{"video": ids[0], "prompt": "a ball is dropped SCRIPT:ok", "reference_guide": "it must fall",
-                     "rubrics": {"prompt_grounding": "5: all there", "scientific_causal_correctness": "5: falls"}},
-                    {"id": ids[1], "prompt": "a pendulum SCRIPT:fenced", "high_level_evaluation_guide": "g",
-                     "pg_specification": "5: a pendulum", "scc_specification": "", "sc_specification": "5: stable"}])
+    write_jsonl(
+        f,
+        [
+            {
+                "video": ids[0],
+                "prompt": "a ball is dropped SCRIPT:ok",
+                "reference_guide": "it must fall",
+                "rubrics": {"prompt_grounding": "5: all there", "scientific_causal_correctness": "5: falls"},
+            },
+            {
+                "id": ids[1],
+                "prompt": "a pendulum SCRIPT:fenced",
+                "high_level_evaluation_guide": "g",
+                "pg_specification": "5: a pendulum",
+                "scc_specification": "",
+                "sc_specification": "5: stable",
+            },
+        ],
+    )
     cfg = physics_cfg(None, None, samples=2)
     cfg["judge"].update(rubric_set="tasks", tasks=str(f), headline="mean")
     with ScriptedServer() as srv:

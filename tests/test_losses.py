@@ -66,7 +66,9 @@ def test_total_is_weighted_sum_and_lambda_zero_removes_term():
     mag, anchor = torch.tensor([1.0, 0.0]), torch.tensor([1.0, 0.0])
     args = (s_a, s_b, torch.tensor([1.0]), torch.tensor([1.0]), mag, anchor, items)
     full = PhyProbeLoss(1.0, 2.0, 3.0)(*args)
-    assert math.isclose(full["loss"].item(), full["rank"].item() + 2 * full["mag"].item() + 3 * full["cal"].item(), rel_tol=1e-6)
+    assert math.isclose(
+        full["loss"].item(), full["rank"].item() + 2 * full["mag"].item() + 3 * full["cal"].item(), rel_tol=1e-6
+    )
     no_cal = PhyProbeLoss(1.0, 2.0, 0.0)(*args)
     assert math.isclose(no_cal["loss"].item(), no_cal["rank"].item() + 2 * no_cal["mag"].item(), rel_tol=1e-6)
 
@@ -80,7 +82,9 @@ def test_anchor_fraction_keeps_a_fixed_share_of_the_anchors():
     from phyprobe.training.pipeline import anchors_of
 
     n = 2000
-    videos = pd.DataFrame({"id": [f"v{i}" for i in range(n)], "anchor": [i % 3 if i % 3 < 2 else None for i in range(n)]})
+    videos = pd.DataFrame(
+        {"id": [f"v{i}" for i in range(n)], "anchor": [i % 3 if i % 3 < 2 else None for i in range(n)]}
+    )
     full = anchors_of(videos)
     assert np.isnan(full).sum() == (videos["anchor"].isna()).sum()
     sparse = anchors_of(videos, 0.25)

@@ -4,9 +4,27 @@ import pytest
 
 from phyprobe.data.manifest import Manifest, ManifestError, write_jsonl
 
-GOOD_VIDEO = {"id": "a", "path": "a.mp4", "source": "s", "is_real": True, "magnitude": 0.0, "anchor": 0, "split": "train", "metadata": {}}
+GOOD_VIDEO = {
+    "id": "a",
+    "path": "a.mp4",
+    "source": "s",
+    "is_real": True,
+    "magnitude": 0.0,
+    "anchor": 0,
+    "split": "train",
+    "metadata": {},
+}
 GOOD_VIDEO_B = {**GOOD_VIDEO, "id": "b", "path": "b.mp4", "is_real": False, "magnitude": 0.7, "anchor": None}
-GOOD_PAIR = {"a": "b", "b": "a", "label": 1.0, "weight": 1.0, "source": "s", "correspondence": "same_scene", "kind": "real_vs_generated", "split": "train"}
+GOOD_PAIR = {
+    "a": "b",
+    "b": "a",
+    "label": 1.0,
+    "weight": 1.0,
+    "source": "s",
+    "correspondence": "same_scene",
+    "kind": "real_vs_generated",
+    "split": "train",
+}
 
 
 def write(tmp_path, videos, pairs):
@@ -25,14 +43,26 @@ def test_roundtrip(tmp_path):
 @pytest.mark.parametrize(
     "videos,pairs,match",
     [
-        ([{k: v for k, v in GOOD_VIDEO.items() if k != "is_real"}], [], r"videos.jsonl:1: .*missing required field.*is_real"),
+        (
+            [{k: v for k, v in GOOD_VIDEO.items() if k != "is_real"}],
+            [],
+            r"videos.jsonl:1: .*missing required field.*is_real",
+        ),
         ([GOOD_VIDEO, GOOD_VIDEO], [], r"videos.jsonl:2: duplicate video id 'a'"),
         ([{**GOOD_VIDEO, "magnitude": 1.5}], [], r"videos.jsonl:1: 'magnitude' must be null or a number in \[0, 1\]"),
         ([{**GOOD_VIDEO, "anchor": 0.5}], [], r"videos.jsonl:1: 'anchor' must be null, 0 or 1"),
         ([{**GOOD_VIDEO, "is_real": "yes"}], [], r"'is_real' must be true/false"),
         ([{**GOOD_VIDEO, "colour": "red"}], [], r"unknown field\(s\) \['colour'\]"),
-        ([GOOD_VIDEO, GOOD_VIDEO_B], [{**GOOD_PAIR, "b": "zzz"}], r"pairs.jsonl:1: pair field 'b' = 'zzz' is not a video id"),
-        ([GOOD_VIDEO, GOOD_VIDEO_B], [{**GOOD_PAIR, "label": 2}], r"pairs.jsonl:1: 'label' must be a number in \[0, 1\]"),
+        (
+            [GOOD_VIDEO, GOOD_VIDEO_B],
+            [{**GOOD_PAIR, "b": "zzz"}],
+            r"pairs.jsonl:1: pair field 'b' = 'zzz' is not a video id",
+        ),
+        (
+            [GOOD_VIDEO, GOOD_VIDEO_B],
+            [{**GOOD_PAIR, "label": 2}],
+            r"pairs.jsonl:1: 'label' must be a number in \[0, 1\]",
+        ),
         ([GOOD_VIDEO, GOOD_VIDEO_B], [{**GOOD_PAIR, "weight": 0}], r"'weight' must be a positive number"),
         ([GOOD_VIDEO, GOOD_VIDEO_B], [{**GOOD_PAIR, "b": "b"}], r"compares video 'b' with itself"),
         ([GOOD_VIDEO, GOOD_VIDEO_B], [{**GOOD_PAIR, "correspondence": "same"}], r"'correspondence' must be one of"),

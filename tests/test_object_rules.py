@@ -49,6 +49,7 @@ def test_a_disc_that_vanishes_mid_picture_is_counted_and_one_that_crosses_is_not
 def test_a_disc_that_comes_to_rest_is_found_where_it_stopped(tmp_path):
     """Slowing to a stop at frame 10 and resting there for the rest of the clip: the median frame holds the disc,
     so its track ends, but the disc is where its own motion carried it."""
+
     def rest(t):
         s = min(t, 10)
         return [(20 + 3.0 * s - 0.15 * s * s, 48)]
@@ -58,6 +59,7 @@ def test_a_disc_that_comes_to_rest_is_found_where_it_stopped(tmp_path):
 
 def test_a_disc_that_vanishes_touching_another_is_not_counted(tmp_path):
     """Two discs meet; one is gone after the meeting: contact explains it (a merge, an occlusion)."""
+
     def meet(t):
         a = (20 + 2.0 * t, 48)
         b = (100 - 2.0 * min(t, 15), 48)

@@ -2,16 +2,25 @@
 
 import pytest
 import torch
+from encoder_fixtures import tiny_clip, tiny_encoder
 from safetensors.torch import save_file
 
-from encoder_fixtures import tiny_clip, tiny_encoder
 from phyprobe.encoders import from_config
 
 # timm key fragment -> Meta's, the inverse of timm's PE conversion (timm.models.eva._convert_pe)
-TO_META = [("patch_embed.proj", "conv1"), ("blocks.", "transformer.resblocks."), ("norm_pre", "ln_pre"),
-           ("gamma_1", "ls_1.gamma"), ("gamma_2", "ls_2.gamma"), ("attn.qkv.", "attn.in_proj_"),
-           ("attn.proj", "attn.out_proj"), ("mlp.fc1", "mlp.c_fc"), ("mlp.fc2", "mlp.c_proj"),
-           ("norm1", "ln_1"), ("norm2", "ln_2")]
+TO_META = [
+    ("patch_embed.proj", "conv1"),
+    ("blocks.", "transformer.resblocks."),
+    ("norm_pre", "ln_pre"),
+    ("gamma_1", "ls_1.gamma"),
+    ("gamma_2", "ls_2.gamma"),
+    ("attn.qkv.", "attn.in_proj_"),
+    ("attn.proj", "attn.out_proj"),
+    ("mlp.fc1", "mlp.c_fc"),
+    ("mlp.fc2", "mlp.c_proj"),
+    ("norm1", "ln_1"),
+    ("norm2", "ln_2"),
+]
 
 
 def meta_layout(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
@@ -19,11 +28,13 @@ def meta_layout(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     out = {}
     for k, v in state.items():
         if k.startswith("attn_pool."):
-            rest = k[len("attn_pool."):]
+            rest = k[len("attn_pool.") :]
             if rest.startswith(("q.", "kv.")):
                 continue
             rest = {"latent": "probe", "norm.weight": "layernorm.weight", "norm.bias": "layernorm.bias"}.get(rest, rest)
-            rest = rest.replace("proj.", "attn.out_proj.").replace("mlp.fc1", "mlp.c_fc").replace("mlp.fc2", "mlp.c_proj")
+            rest = (
+                rest.replace("proj.", "attn.out_proj.").replace("mlp.fc1", "mlp.c_fc").replace("mlp.fc2", "mlp.c_proj")
+            )
             out[f"visual.attn_pool.{rest}"] = v
             continue
         if k == "pos_embed":
@@ -35,13 +46,15 @@ def meta_layout(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         if k == "head.bias":
             continue
         if k.startswith("norm."):
-            out["visual.ln_post." + k[len("norm."):]] = v
+            out["visual.ln_post." + k[len("norm.") :]] = v
             continue
         for a, b in TO_META:
             k = k.replace(a, b)
         out["visual." + k] = v
     for part in ("weight", "bias"):
-        out[f"visual.attn_pool.attn.in_proj_{part}"] = torch.cat([state[f"attn_pool.q.{part}"], state[f"attn_pool.kv.{part}"]])
+        out[f"visual.attn_pool.attn.in_proj_{part}"] = torch.cat(
+            [state[f"attn_pool.q.{part}"], state[f"attn_pool.kv.{part}"]]
+        )
     return out
 
 
@@ -55,7 +68,10 @@ def releases(tmp_path_factory):
     (root / "meta").mkdir()
     torch.save(meta_layout(state), root / "meta" / "PE-Core-G14-448.pt")
     (root / "oc").mkdir()
-    save_file({f"visual.trunk.{k}": t.contiguous() for k, t in state.items()}, str(root / "oc" / "open_clip_model.safetensors"))
+    save_file(
+        {f"visual.trunk.{k}": t.contiguous() for k, t in state.items()},
+        str(root / "oc" / "open_clip_model.safetensors"),
+    )
     return root, ref
 
 

@@ -16,16 +16,23 @@ def test_crop_keeps_the_centre_and_drops_the_sides():
     frames[:, :, 28:36] = 128
     p = Preprocess(size=(16, 16), mean=(0, 0, 0), std=(1, 1, 1), resize="crop")
     x = p(frames)
-    full = F.interpolate(torch.from_numpy(frames).permute(0, 3, 1, 2).float() / 255, size=(16, 32), mode="bilinear",
-                         antialias=True, align_corners=False)
+    full = F.interpolate(
+        torch.from_numpy(frames).permute(0, 3, 1, 2).float() / 255,
+        size=(16, 32),
+        mode="bilinear",
+        antialias=True,
+        align_corners=False,
+    )
     torch.testing.assert_close(x, full[..., 8:24])
     assert x.shape == (1, 3, 16, 16) and x[..., 0].max() < 0.1  # the white left edge is gone
     letterbox = Preprocess(size=(16, 16), mean=(0, 0, 0), std=(1, 1, 1))(frames)
     assert letterbox[..., 4, 0].max() > 0.9  # ...where the letterbox keeps it
 
 
-@pytest.mark.parametrize("name,kw", [("vjepa2", {"size": "L", "weights": None, "tiny": True}),
-                                     ("clip", {"size": "B", "weights": None, "tiny": True})])
+@pytest.mark.parametrize(
+    "name,kw",
+    [("vjepa2", {"size": "L", "weights": None, "tiny": True}), ("clip", {"size": "B", "weights": None, "tiny": True})],
+)
 def test_official_option_changes_only_the_resize(name, kw):
     torch.manual_seed(0)
     default = from_config(name, **kw)

@@ -13,18 +13,39 @@ from sklearn.metrics import roc_auc_score
 from phyprobe.data.manifest import Manifest, write_jsonl
 from phyprobe.eval import metrics as M
 from phyprobe.eval.external import ExternalScoresError, missing_videos, read_external_scores
-from phyprobe.eval.protocols import (PROTOCOLS, evaluate, flatten_metrics, load_benchmark, same_scene_margin,
-                                     violated_twin_pairs)
+from phyprobe.eval.protocols import (
+    PROTOCOLS,
+    evaluate,
+    flatten_metrics,
+    load_benchmark,
+    same_scene_margin,
+    violated_twin_pairs,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 BOOT = dict(n_boot=100, seed=0)
 
 
 def _video(vid, variant, scene, score, family=None, severity=0.0, degradation=None, split="test", source="world"):
-    meta = {"family": family, "severity": severity, "scene": scene, "style": "flat", "degradation": degradation,
-            "variant": variant, "aspect": {"s2": "1:1"}.get(scene, "16:9")}
-    row = {"id": vid, "path": f"clips/{vid}.mp4", "source": source, "is_real": False,
-           "magnitude": severity if variant == "violated" else 0.0, "anchor": None, "split": split, "metadata": meta}
+    meta = {
+        "family": family,
+        "severity": severity,
+        "scene": scene,
+        "style": "flat",
+        "degradation": degradation,
+        "variant": variant,
+        "aspect": {"s2": "1:1"}.get(scene, "16:9"),
+    }
+    row = {
+        "id": vid,
+        "path": f"clips/{vid}.mp4",
+        "source": source,
+        "is_real": False,
+        "magnitude": severity if variant == "violated" else 0.0,
+        "anchor": None,
+        "split": split,
+        "metadata": meta,
+    }
     return row, score
 
 
@@ -45,8 +66,16 @@ WORLD = [
 
 
 def _pair(a, b, label, kind, corr):
-    return {"a": a, "b": b, "label": label, "weight": 1.0, "source": "world", "correspondence": corr, "kind": kind,
-            "split": "test"}
+    return {
+        "a": a,
+        "b": b,
+        "label": label,
+        "weight": 1.0,
+        "source": "world",
+        "correspondence": corr,
+        "kind": kind,
+        "split": "test",
+    }
 
 
 WORLD_PAIRS = [
@@ -122,7 +151,13 @@ def test_violated_twin_pairs_are_the_counted_pairs(world):
     quality clip or another scene's, with the metadata a per-family breakdown needs."""
     m, scores = world
     ss = violated_twin_pairs(m, scores)
-    assert sorted(zip(ss["id_a"], ss["id_b"])) == [("v0a", "p0"), ("v0b", "p0"), ("v1a", "p1"), ("v1b", "p1"), ("v2a", "p2")]
+    assert sorted(zip(ss["id_a"], ss["id_b"])) == [
+        ("v0a", "p0"),
+        ("v0b", "p0"),
+        ("v1a", "p1"),
+        ("v1b", "p1"),
+        ("v2a", "p2"),
+    ]
     assert {"family_a", "subtype_a", "severity_a", "score_a", "score_b"} <= set(ss.columns)
     row = ss.set_index("id_a").loc["v1b"]
     assert row["family_a"] == "gravity" and row["score_a"] == 1.4 and row["score_b"] == 0.2
@@ -187,8 +222,17 @@ def test_world_twins_are_per_style(tmp_path):
 @pytest.fixture
 def paired(tmp_path):
     ids = [f"x{i}" for i in range(8)]
-    videos = [{"id": i, "path": f"{i}.mp4", "source": "bench", "is_real": k % 2 == 1, "split": "test",
-               "metadata": {"pc": 5 - k % 5}} for k, i in enumerate(ids)]
+    videos = [
+        {
+            "id": i,
+            "path": f"{i}.mp4",
+            "source": "bench",
+            "is_real": k % 2 == 1,
+            "split": "test",
+            "metadata": {"pc": 5 - k % 5},
+        }
+        for k, i in enumerate(ids)
+    ]
     pairs = [
         _pair("x0", "x1", 1.0, "real_vs_generated", "same_first_frame"),  # 0.8 > 0.1
         _pair("x2", "x3", 1.0, "real_vs_generated", "same_first_frame"),  # 0.4 == 0.4: tie
@@ -273,21 +317,36 @@ CONFIGS = sorted((REPO / "configs" / "benchmark").glob("*.yaml"))
 
 def test_all_benchmark_configs_load():
     names = {p.stem for p in CONFIGS}
-    assert names >= {"world_test", "world_heldout_family", "world_heldout_style", "world_quality", "real_footage",
-                     "implausibench", "videophy2", "pid", "videofeedback2", "monetbench", "rapidata_i2v",
-                     "videogen_rewardbench"}
+    assert names >= {
+        "world_test",
+        "world_heldout_family",
+        "world_heldout_style",
+        "world_quality",
+        "real_footage",
+        "implausibench",
+        "videophy2",
+        "pid",
+        "videofeedback2",
+        "monetbench",
+        "rapidata_i2v",
+        "videogen_rewardbench",
+    }
     for path in CONFIGS:
         b = load_benchmark(path, root=REPO)
         assert b.name == path.stem and set(b.protocols) <= set(PROTOCOLS)
     assert set(load_benchmark("videophy2", root=REPO).protocols) == {"correlation", "pairwise"}
-    with pytest.raises(FileNotFoundError, match=r"benchmark 'pid': no manifest at .*prepared/pid; write it with its converter"):
+    with pytest.raises(
+        FileNotFoundError, match=r"benchmark 'pid': no manifest at .*prepared/pid; write it with its converter"
+    ):
         load_benchmark(REPO / "configs" / "benchmark" / "pid.yaml", root=REPO / "not_prepared").load_manifest()
 
 
 def test_benchmark_split_where_and_kwargs(world, tmp_path):
     m, scores = world
-    extra = [_video("k0", "plausible", "k", 0.0, source="skvideo")[0],
-             _video("t0", "plausible", "s0", 0.0, split="train")[0]]
+    extra = [
+        _video("k0", "plausible", "k", 0.0, source="skvideo")[0],
+        _video("t0", "plausible", "s0", 0.0, split="train")[0],
+    ]
     write_manifest(m.root, [r for r, _ in WORLD] + extra, WORLD_PAIRS)
     b = load_benchmark(REPO / "configs" / "benchmark" / "world_test.yaml", root=REPO)
     b.manifest = m.root
@@ -347,8 +406,10 @@ def test_external_csv_reports_missing_and_ambiguous(world, tmp_path, caplog):
         ext = read_external_scores(_write_csv(tmp_path / "s.csv", [("p0", 0.1)]), m)
     assert "10 of 11 manifest videos have no score" in caplog.text
     assert missing_videos(ext, m) == [r["id"] for r, _ in WORLD if r["id"] != "p0"]
-    rows = [{"id": "a", "path": "x/clip.mp4", "source": "s", "is_real": True},
-            {"id": "b", "path": "y/clip.mp4", "source": "s", "is_real": False}]
+    rows = [
+        {"id": "a", "path": "x/clip.mp4", "source": "s", "is_real": True},
+        {"id": "b", "path": "y/clip.mp4", "source": "s", "is_real": False},
+    ]
     amb = write_manifest(tmp_path / "amb", rows)
     with pytest.raises(ExternalScoresError, match="ambiguous"):
         read_external_scores(_write_csv(tmp_path / "a.csv", [("clip.mp4", 1)]), amb)

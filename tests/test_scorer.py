@@ -10,12 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from train_helpers import TOY, compose_train
 
 from phyprobe import Scorer
 from phyprobe.io.video import ClipSpec, decode_clip, write_video
 from phyprobe.training.pipeline import train
-from train_helpers import TOY, compose_train
-
 
 # the default (a dynamics model on flow statistics, fitted in the run) and the paper's RGB frame encoder
 BACKBONES = {"flow_dynamics": "dynamics", "efficientnet_lite0": "efficientnet_lite0"}
@@ -24,8 +23,17 @@ BACKBONES = {"flow_dynamics": "dynamics", "efficientnet_lite0": "efficientnet_li
 @pytest.fixture(scope="module", params=sorted(BACKBONES))
 def toy_run(request, toy_manifest, tmp_path_factory):
     out = tmp_path_factory.mktemp("run")
-    cfg = compose_train(out, [*TOY, f"backbone={request.param}", "data=manifest", f"data.source.path={toy_manifest}",
-                              "eval.report=false", f"paths.cache_dir={out / 'cache'}"])
+    cfg = compose_train(
+        out,
+        [
+            *TOY,
+            f"backbone={request.param}",
+            "data=manifest",
+            f"data.source.path={toy_manifest}",
+            "eval.report=false",
+            f"paths.cache_dir={out / 'cache'}",
+        ],
+    )
     train(cfg)
     return out
 
@@ -88,7 +96,17 @@ def test_cli_scores_any_shape_and_reports_bad_files_without_aborting(toy_run, tm
     wide = write_video(tmp_path / "wide.mp4", np.full((30, 36, 200, 3), 30, np.uint8))
     junk = tmp_path / "junk.mp4"
     junk.write_bytes(b"not a video at all")
-    cmd = [sys.executable, "-m", "phyprobe.cli", "score", str(toy_run / "scorer"), str(tall), str(junk), str(wide), "--json"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "phyprobe.cli",
+        "score",
+        str(toy_run / "scorer"),
+        str(tall),
+        str(junk),
+        str(wide),
+        "--json",
+    ]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert res.returncode == 1  # one bad file -> non-zero exit ...
     rows = [json.loads(line) for line in res.stdout.splitlines()]
@@ -109,15 +127,20 @@ def test_cli_reading_windows_reports_the_mean_or_max_and_resumes(toy_run, tmp_pa
     base = [sys.executable, "-m", "phyprobe.cli", "score", str(toy_run / "scorer"), str(long), str(junk)]
     out = tmp_path / "scores.jsonl"
     # the toy's 4-frame clips were spread over 12-frame videos, so the scorer reads whole: windows are asked for
-    first = subprocess.run([*base, "--reading", "windows", "--out", str(out)], capture_output=True, text=True, timeout=300)
+    first = subprocess.run(
+        [*base, "--reading", "windows", "--out", str(out)], capture_output=True, text=True, timeout=300
+    )
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert first.returncode == 1 and "error" in rows[1] and "junk.mp4" in first.stderr
     assert rows[0]["raw_score"] == pytest.approx(windows.mean(), abs=1e-6)
     assert rows[0]["score"] == pytest.approx(min(1.0, max(0.0, windows.mean())), abs=1e-6)
-    again = subprocess.run([*base, "--reading", "windows", "--out", str(out)], capture_output=True, text=True, timeout=300)
+    again = subprocess.run(
+        [*base, "--reading", "windows", "--out", str(out)], capture_output=True, text=True, timeout=300
+    )
     assert "0 scored, 0 failed" in again.stderr and "2 already answered" in again.stderr
-    worst = subprocess.run([*base, "--json", "--reading", "windows", "--combine", "max"], capture_output=True, text=True,
-                           timeout=300)
+    worst = subprocess.run(
+        [*base, "--json", "--reading", "windows", "--combine", "max"], capture_output=True, text=True, timeout=300
+    )
     assert json.loads(worst.stdout.splitlines()[0])["raw_score"] == pytest.approx(windows.max(), abs=1e-6)
 
 

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scorer_fixtures import make_scorer
 
 from phyprobe.cli import main
 from phyprobe.data.manifest import Manifest
 from phyprobe.io.video import write_video
 from phyprobe.scorer.batch import ResultFile, resolve_inputs
-from scorer_fixtures import make_scorer
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +40,11 @@ def test_inputs_from_directories_globs_lists_and_manifests(toy_manifest, tmp_pat
     assert resolve_inputs([str(d / "**" / "*.mp4")]) == [str(d / "a.mp4"), str(d / "sub" / "b.mp4")]
     assert resolve_inputs([lst]) == [str(d / "a.mp4"), str(d / "sub" / "b.mp4"), str(d / "missing.mp4")]
     assert resolve_inputs([toy_manifest]) == manifest == resolve_inputs([toy_manifest / "videos.jsonl"])
-    assert resolve_inputs([d, lst]) == [str(d / "a.mp4"), str(d / "sub" / "b.mp4"), str(d / "missing.mp4")]  # no repeats
+    assert resolve_inputs([d, lst]) == [
+        str(d / "a.mp4"),
+        str(d / "sub" / "b.mp4"),
+        str(d / "missing.mp4"),
+    ]  # no repeats
 
 
 def test_csv_results_answer_every_video_once_and_a_rerun_adds_only_new_ones(scorer_dir, toy_manifest, tmp_path, capsys):
@@ -55,7 +59,9 @@ def test_csv_results_answer_every_video_once_and_a_rerun_adds_only_new_ones(scor
     assert main(["score", str(scorer_dir), str(toy_manifest), str(junk), "--out", str(out)]) == 1  # junk fails
     err = capsys.readouterr().err
     rows = list(csv.DictReader(out.open()))
-    assert sorted(r["video"] for r in rows) == sorted([str(p) for p in Manifest.load(toy_manifest).paths()] + [str(junk)])
+    assert sorted(r["video"] for r in rows) == sorted(
+        [str(p) for p in Manifest.load(toy_manifest).paths()] + [str(junk)]
+    )
     assert "19 scored, 1 failed" in err and "5 already answered" in err and f"{junk}:" in err
     assert [r for r in rows if r["video"] == str(junk)][0]["error"]
 
@@ -74,9 +80,25 @@ def test_kill_halfway_then_rerun_loses_nothing_and_scores_nothing_twice(scorer_d
     n = 24
     videos = _long_clip_dir(tmp_path, n)
     out = tmp_path / "scores.jsonl"
-    cmd = [sys.executable, "-m", "phyprobe.cli", "score", str(scorer_dir), str(videos), "--out", str(out),
-           "--batch-size", "2", "--no-progress"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    cmd = [
+        sys.executable,
+        "-m",
+        "phyprobe.cli",
+        "score",
+        str(scorer_dir),
+        str(videos),
+        "--out",
+        str(out),
+        "--batch-size",
+        "2",
+        "--no-progress",
+    ]
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and proc.poll() is None:
         if out.exists() and out.read_bytes().count(b"\n") >= 6:
@@ -89,7 +111,7 @@ def test_kill_halfway_then_rerun_loses_nothing_and_scores_nothing_twice(scorer_d
     k = before.count(b"\n")
     assert 6 <= k < n
     with out.open("ab") as f:  # as if the kill had landed inside a write
-        f.write(b'{"video": "' + str(videos).encode() + b'/04')
+        f.write(b'{"video": "' + str(videos).encode() + b"/04")
     capsys.readouterr()
     assert main(["score", str(scorer_dir), str(videos), "--out", str(out), "--batch-size", "2"]) == 0
     err = capsys.readouterr().err
@@ -122,8 +144,9 @@ def test_two_processes_write_one_results_file_like_one_process(scorer_dir, toy_m
     for name, kw in (("one", {}), ("two", {"devices": 2, "strategy": "ddp_spawn"})):
         res = ResultFile(tmp_path / f"{name}.jsonl")
         res.open()
-        score_videos(scorer, videos, res.append, batch_size=2, num_workers=0,
-                     trainer_kwargs={"accelerator": "cpu", **kw})
+        score_videos(
+            scorer, videos, res.append, batch_size=2, num_workers=0, trainer_kwargs={"accelerator": "cpu", **kw}
+        )
         lines = (tmp_path / f"{name}.jsonl").read_text().splitlines()
         assert len(lines) == len(videos)  # no video twice, none lost
         files[name] = res.finished()

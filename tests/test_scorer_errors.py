@@ -9,10 +9,10 @@ import shutil
 import numpy as np
 import pytest
 from safetensors.torch import load_file, save_file
+from scorer_fixtures import make_scorer
 
 from phyprobe.cli import main
 from phyprobe.io.video import write_video
-from scorer_fixtures import make_scorer
 
 
 @pytest.fixture(scope="module")
@@ -74,13 +74,22 @@ BROKEN = {
     "config not json": (lambda d, tmp: ((d / "config.json").write_text("{oops"), d)[1], "config.json: not valid JSON"),
     "truncated weights": (lambda d, tmp: _truncate_weights(d) or d, "model.safetensors: not a readable safetensors"),
     "weights of another head": (lambda d, tmp: _other_head(d) or d, "model.safetensors: weights do not fit"),
-    "encoder renamed": (lambda d, tmp: _edit_config(d, lambda c: c["encoder"].update(name="effnet")) or d,
-                        "encoder 'effnet' is not in this phyprobe's registry"),
-    "fingerprint mismatch": (lambda d, tmp: _edit_config(d, lambda c: c["encoder"]["kwargs"].update(image_size=64)) or d,
-                             "fingerprint"),
-    "unknown option": (lambda d, tmp: _edit_config(d, lambda c: c["encoder"]["kwargs"].update(colour=1)) or d,
-                       "rejects the options"),
-    "missing field": (lambda d, tmp: _edit_config(d, lambda c: c["head"].pop("hidden")) or d, "missing field 'head.hidden'"),
+    "encoder renamed": (
+        lambda d, tmp: _edit_config(d, lambda c: c["encoder"].update(name="effnet")) or d,
+        "encoder 'effnet' is not in this phyprobe's registry",
+    ),
+    "fingerprint mismatch": (
+        lambda d, tmp: _edit_config(d, lambda c: c["encoder"]["kwargs"].update(image_size=64)) or d,
+        "fingerprint",
+    ),
+    "unknown option": (
+        lambda d, tmp: _edit_config(d, lambda c: c["encoder"]["kwargs"].update(colour=1)) or d,
+        "rejects the options",
+    ),
+    "missing field": (
+        lambda d, tmp: _edit_config(d, lambda c: c["head"].pop("hidden")) or d,
+        "missing field 'head.hidden'",
+    ),
 }
 
 
@@ -94,8 +103,10 @@ def test_broken_scorer_is_one_line_naming_the_file(case, scorer_dir, videos, tmp
     assert expect in err and str(target) in err
 
 
-@pytest.mark.parametrize("flag, value", [("--batch-size", "0"), ("--batch-size", "x"), ("--workers", "-1"),
-                                         ("--devices", "0"), ("--format", "xml")])
+@pytest.mark.parametrize(
+    "flag, value",
+    [("--batch-size", "0"), ("--batch-size", "x"), ("--workers", "-1"), ("--devices", "0"), ("--format", "xml")],
+)
 def test_invalid_option_values_are_refused(flag, value, scorer_dir, videos, capsys):
     with pytest.raises(SystemExit) as e:
         main(["score", str(scorer_dir), str(videos[0][0]), flag, value])

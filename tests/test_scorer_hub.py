@@ -10,11 +10,11 @@ import sys
 
 import pandas as pd
 import pytest
+from scorer_fixtures import make_scorer
 
 from phyprobe import Scorer
-from phyprobe.scorer import ScorerLoadError
 from phyprobe.io.video import write_video
-from scorer_fixtures import make_scorer
+from phyprobe.scorer import ScorerLoadError
 
 MAIN_REV = "a" * 40
 OLD_REV = "b" * 40
@@ -55,7 +55,8 @@ def offline(code: str, cache) -> subprocess.CompletedProcess:
 def test_from_pretrained_reads_a_hub_cache_offline_and_pins_revisions(hub):
     cache, video, want_new, want_old = hub
     assert want_new != want_old
-    res = offline(f"""
+    res = offline(
+        f"""
 import json
 from phyprobe import Scorer
 from phyprobe.scorer import ScorerLoadError
@@ -68,7 +69,9 @@ for repo, kw in (("phy-org/probe-bad", {{}}), ("phy-org/absent", {{}}), ("phy-or
     except ScorerLoadError as e:
         out[repo + str(kw)] = str(e)
 print(json.dumps(out))
-""", cache)
+""",
+        cache,
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     out = json.loads(res.stdout.splitlines()[-1])
     assert out["main"] == pytest.approx(want_new, abs=1e-6) and out["pinned"] == pytest.approx(want_old, abs=1e-6)
@@ -86,17 +89,31 @@ def test_a_local_directory_with_a_revision_is_refused(tmp_path):
 def test_model_card_states_encoder_training_data_and_held_out_figures(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
-    pd.DataFrame({"id": list("abcdef"), "path": list("abcdef"), "split": ["train", "train", "train", "train", "test", "test"],
-                  "source": ["world", "world", "real_footage", "world", "world", "real_footage"],
-                  "raw_score": 0.5, "score": 0.5}).to_csv(run / "scores.csv", index=False)
+    pd.DataFrame(
+        {
+            "id": list("abcdef"),
+            "path": list("abcdef"),
+            "split": ["train", "train", "train", "train", "test", "test"],
+            "source": ["world", "world", "real_footage", "world", "world", "real_footage"],
+            "raw_score": 0.5,
+            "score": 0.5,
+        }
+    ).to_csv(run / "scores.csv", index=False)
     (run / "run_info.json").write_text(json.dumps({"config": {"data": {"train_splits": ["train"]}}}))
     leaf = {"value": 0.778, "low": 0.698, "high": 0.849, "n": 126}
-    (run / "metrics.json").write_text(json.dumps({"benchmarks": {"world_test": {"world": {
-        "same_scene_accuracy_severity_ge_0.5": leaf}}}}))
+    (run / "metrics.json").write_text(
+        json.dumps({"benchmarks": {"world_test": {"world": {"same_scene_accuracy_severity_ge_0.5": leaf}}}})
+    )
     scorer = Scorer.from_pretrained(make_scorer(tmp_path / "s", extra={"training": {"run_dir": str(run)}}))
     card = (scorer.save_pretrained(tmp_path / "saved") / "README.md").read_text()
-    assert "library_name: phyprobe" in card and "`efficientnet_lite0`" in card and scorer.config["encoder"]["fingerprint"] in card
-    assert "| source | train | held out |" in card and "| world | 3 | 1 |" in card and "| real_footage | 1 | 1 |" in card
+    assert (
+        "library_name: phyprobe" in card
+        and "`efficientnet_lite0`" in card
+        and scorer.config["encoder"]["fingerprint"] in card
+    )
+    assert (
+        "| source | train | held out |" in card and "| world | 3 | 1 |" in card and "| real_footage | 1 | 1 |" in card
+    )
     assert "0.778 [0.698, 0.849] n=126" in card and "## Known limits" in card and "## Intended use" in card
     again = Scorer.from_pretrained(tmp_path / "saved")  # a saved scorer loads and keeps its training record
     assert again.config["training"]["run_dir"] == str(run)

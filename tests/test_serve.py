@@ -12,10 +12,10 @@ from urllib.parse import urlsplit
 
 import numpy as np
 import pytest
+from scorer_fixtures import make_scorer
 
 from phyprobe import Scorer
 from phyprobe.serve import ServeConfig, build_app, serve_in_thread
-from scorer_fixtures import make_scorer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from bench_serve import fire, mixed_bodies, post, summary  # noqa: E402
@@ -77,13 +77,19 @@ def _raw_request(url: str, head: bytes, chunks: list[bytes]) -> bytes:
 def test_oversized_uploads_are_refused_before_they_are_read_whole(scorer, tmp_path):
     limit = 64 * 1024
     with serve_in_thread(build_app(scorer, ServeConfig(max_upload_bytes=limit, spool_dir=tmp_path))) as url:
-        declared = _raw_request(url, b"POST /score HTTP/1.1\r\nHost: x\r\nContent-Type: video/mp4\r\n"
-                                     b"Content-Length: 10000000000\r\n\r\n", [b"\0" * 1024])
+        declared = _raw_request(
+            url,
+            b"POST /score HTTP/1.1\r\nHost: x\r\nContent-Type: video/mp4\r\nContent-Length: 10000000000\r\n\r\n",
+            [b"\0" * 1024],
+        )
         assert declared.startswith(b"HTTP/1.1 413") and b"exceeds the limit" in declared
         # No length given: the body is chunked and never ends, so only streaming enforcement can answer.
         chunk = b"4000\r\n" + b"\0" * 0x4000 + b"\r\n"
-        streamed = _raw_request(url, b"POST /score HTTP/1.1\r\nHost: x\r\nContent-Type: video/mp4\r\n"
-                                     b"Transfer-Encoding: chunked\r\n\r\n", [chunk] * 6)
+        streamed = _raw_request(
+            url,
+            b"POST /score HTTP/1.1\r\nHost: x\r\nContent-Type: video/mp4\r\nTransfer-Encoding: chunked\r\n\r\n",
+            [chunk] * 6,
+        )
         assert streamed.startswith(b"HTTP/1.1 413")
         assert post(url, b"\0" * 1000)[0] == 422  # under the limit: read, and refused as a video
     assert not list(tmp_path.iterdir())

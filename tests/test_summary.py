@@ -15,7 +15,9 @@ def fake_run(root, name, overrides, acc):
     (d / ".hydra" / "overrides.yaml").write_text(yaml.safe_dump(overrides))
     (d / "run_info.json").write_text("{}")
     leaf = {"value": acc, "low": acc - 0.1, "high": acc + 0.1, "n": 10}
-    (d / "metrics.json").write_text(json.dumps({"benchmarks": {"world_test": {"world": {"same_scene_accuracy_severity_ge_0.5": leaf}}}}))
+    (d / "metrics.json").write_text(
+        json.dumps({"benchmarks": {"world_test": {"world": {"same_scene_accuracy_severity_ge_0.5": leaf}}}})
+    )
     return d
 
 
@@ -48,8 +50,19 @@ def test_summarize_aggregates_seeds_and_reads_margins(tmp_path, capsys):
         m["margins"] = {"surprisal_max": {"world_test": {"value": acc - 0.5, "low": None, "high": None, "n": 10}}}
         (d / "metrics.json").write_text(json.dumps(m))
     fake_run(tmp_path, "n0", ["experiment=no_cal", "seed=0"], 0.5)
-    assert main(["summarize", str(tmp_path), "--figure", "world_test.world.same_scene_accuracy_severity_ge_0.5",
-                 "--figure", "margins.surprisal_max.world_test"]) == 0
+    assert (
+        main(
+            [
+                "summarize",
+                str(tmp_path),
+                "--figure",
+                "world_test.world.same_scene_accuracy_severity_ge_0.5",
+                "--figure",
+                "margins.surprisal_max.world_test",
+            ]
+        )
+        == 0
+    )
     md = (tmp_path / "summary.md").read_text()
     assert "Over seeds" in md
     assert "0.700 ± 0.100 (0.600, 0.800) n=3" in md  # accuracy, arm experiment=full

@@ -8,6 +8,8 @@ import json
 
 import pandas as pd
 import pytest
+from test_eval_job import eval_cfg
+from train_helpers import CONFIGS
 
 from phyprobe.cli import main
 from phyprobe.data.manifest import Manifest
@@ -15,8 +17,6 @@ from phyprobe.errors import InvalidOption, MissingInput
 from phyprobe.eval.protocols import load_benchmark
 from phyprobe.eval.run import run_eval
 from phyprobe.eval.targets import TARGETS, judge
-from test_eval_job import eval_cfg
-from train_helpers import CONFIGS
 
 SEVERE = "same_scene_accuracy_severity_ge_0.5"
 
@@ -29,18 +29,37 @@ def train_run(root, name, seed, acc2d, acc3d=0.6, margin_low=0.05, trained_on=("
     """A training run's files as train.py writes them, with only the figures the targets read."""
     d = root / name
     d.mkdir(parents=True)
-    figures = lambda acc: {SEVERE: leaf(acc), "cross_scene_accuracy": leaf(0.5), "auroc_plausible_vs_violated": leaf(0.85),
-                           "real_real_median_gap": leaf(0.05), "median_score_plausible": leaf(0.1),
-                           "median_score_severity_ge_0.8": leaf(0.7)}
-    out = lambda world: "in" if world in trained_on else "out: unseen source"
-    metrics = {"benchmarks": {"world_test": {"world": figures(acc2d)}, "world3d_test": {"world": figures(acc3d)}},
-               "distribution": {"world_test": out("world"), "world3d_test": out("world3d")},
-               "trained_on": list(trained_on),
-               "margins": {"surprisal_max": {"world_test": leaf(0.2, low=margin_low)},
-                           "motion": {"world_test": leaf(0.3, low=0.1), "world3d_test": leaf(0.05, low=-0.02)}}}
+
+    def figures(acc):
+        return {
+            SEVERE: leaf(acc),
+            "cross_scene_accuracy": leaf(0.5),
+            "auroc_plausible_vs_violated": leaf(0.85),
+            "real_real_median_gap": leaf(0.05),
+            "median_score_plausible": leaf(0.1),
+            "median_score_severity_ge_0.8": leaf(0.7),
+        }
+
+    def out(world):
+        return "in" if world in trained_on else "out: unseen source"
+
+    metrics = {
+        "benchmarks": {"world_test": {"world": figures(acc2d)}, "world3d_test": {"world": figures(acc3d)}},
+        "distribution": {"world_test": out("world"), "world3d_test": out("world3d")},
+        "trained_on": list(trained_on),
+        "margins": {
+            "surprisal_max": {"world_test": leaf(0.2, low=margin_low)},
+            "motion": {"world_test": leaf(0.3, low=0.1), "world3d_test": leaf(0.05, low=-0.02)},
+        },
+    }
     (d / "metrics.json").write_text(json.dumps(metrics))
-    config = {"seed": seed, "optim": {"lr": lr}, "paths": {"output_dir": str(d)}, "logger": {"save_dir": str(d)},
-              "data": {"train_sources": list(trained_on)}}
+    config = {
+        "seed": seed,
+        "optim": {"lr": lr},
+        "paths": {"output_dir": str(d)},
+        "logger": {"save_dir": str(d)},
+        "data": {"train_sources": list(trained_on)},
+    }
     (d / "run_info.json").write_text(json.dumps({"seed": seed, "config": config}))
     return d
 
@@ -113,6 +132,7 @@ def test_bad_inputs_name_the_file(tmp_path):
 
 def test_every_target_has_a_known_role_and_sense():
     from phyprobe.eval.targets import ROLES, SENSES
+
     assert {t.role for t in TARGETS} == set(ROLES) and {t.sense for t in TARGETS} <= set(SENSES)
 
 
@@ -120,12 +140,18 @@ def test_real_eval_outputs_as_unseen_world_stand_ins(tiny_world, tmp_path, capsy
     """eval.py on a real world build, with scores that read the severity off the manifest (every pair right) and
     with the motion heuristic's own scores (a margin of exactly 0, so never met): the figures are eval.py's own."""
     manifest = load_benchmark("world_test", root=CONFIGS.parent).restrict(Manifest.load(tiny_world))
-    common = ["benchmark=world_test", f"benchmark.manifest={tiny_world}", f"paths.baseline_cache_dir={tmp_path / 'bcache'}",
-              "report=false"]
+    common = [
+        "benchmark=world_test",
+        f"benchmark.manifest={tiny_world}",
+        f"paths.baseline_cache_dir={tmp_path / 'bcache'}",
+        "report=false",
+    ]
     run_eval(eval_cfg(tmp_path / "motion", [*common, "baseline=motion"]))
     heuristic = pd.read_csv(tmp_path / "motion" / "scores.csv")
-    scores = {"oracle": dict(zip(manifest.videos["id"], manifest.videos["magnitude"])),
-              "same": dict(zip(heuristic["id"], heuristic["raw_score"]))}
+    scores = {
+        "oracle": dict(zip(manifest.videos["id"], manifest.videos["magnitude"])),
+        "same": dict(zip(heuristic["id"], heuristic["raw_score"])),
+    }
     for name, s in scores.items():
         csv = tmp_path / f"{name}.csv"
         pd.DataFrame({"video": list(s), "score": list(s.values())}).to_csv(csv, index=False)
@@ -157,12 +183,19 @@ def test_fewer_seeds_than_asked_are_named(tmp_path, capsys):
     assert "fewer here" not in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("overrides", [["backbone=vjepa2"], ["experiment=cross_2d_to_3d", "backbone=vjepa2"],
-                                       ["experiment=cross_3d_to_2d", "backbone=perception_encoder"]])
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        ["backbone=vjepa2"],
+        ["experiment=cross_2d_to_3d", "backbone=vjepa2"],
+        ["experiment=cross_3d_to_2d", "backbone=perception_encoder"],
+    ],
+)
 def test_the_commands_that_judge_another_design_compose(overrides, tmp_path):
     """docs/results.md ("The targets, read from the runs") gives these runs for a GPU encoder: the encoder is the one
     asked for, and a cross-world run still trains on one world."""
     from train_helpers import compose_train
+
     cfg = compose_train(tmp_path, overrides)
     assert cfg.backbone.name == overrides[-1].split("=")[1]
     if overrides[0].startswith("experiment=cross"):

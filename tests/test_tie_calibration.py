@@ -48,18 +48,50 @@ def test_deutsch_equals_a_brute_force_search_over_thresholds():
         n = int(rng.integers(1, 12))
         h = rng.integers(-1, 2, n).astype(float)
         m = rng.integers(-3, 4, n) / 2.0  # many equal |m| and exact zeros
-        best = max((M.suff_stats(h, m, e)["C"] + M.suff_stats(h, m, e)["Thm"]) / n
-                   for e in [0.0, *np.abs(m)])
+        best = max((M.suff_stats(h, m, e)["C"] + M.suff_stats(h, m, e)["Thm"]) / n for e in [0.0, *np.abs(m)])
         assert M.tie_calibrated_accuracy_deutsch(h, m) == pytest.approx(best)
 
 
 def test_protocol_selects_and_reports_the_implementation(tmp_path):
-    videos = pd.DataFrame([{"id": f"v{i}", "path": f"v{i}.mp4", "source": "t", "is_real": False, "magnitude": None,
-                            "anchor": None, "split": "test", "metadata": {}} for i in range(4)])
-    pairs = pd.DataFrame([{"a": "v0", "b": "v1", "label": 1.0, "weight": 1.0, "source": "t", "correspondence": "none",
-                           "kind": "", "split": "test"},
-                          {"a": "v2", "b": "v3", "label": 1.0, "weight": 1.0, "source": "t", "correspondence": "none",
-                           "kind": "", "split": "test"}])
+    videos = pd.DataFrame(
+        [
+            {
+                "id": f"v{i}",
+                "path": f"v{i}.mp4",
+                "source": "t",
+                "is_real": False,
+                "magnitude": None,
+                "anchor": None,
+                "split": "test",
+                "metadata": {},
+            }
+            for i in range(4)
+        ]
+    )
+    pairs = pd.DataFrame(
+        [
+            {
+                "a": "v0",
+                "b": "v1",
+                "label": 1.0,
+                "weight": 1.0,
+                "source": "t",
+                "correspondence": "none",
+                "kind": "",
+                "split": "test",
+            },
+            {
+                "a": "v2",
+                "b": "v3",
+                "label": 1.0,
+                "weight": 1.0,
+                "source": "t",
+                "correspondence": "none",
+                "kind": "",
+                "split": "test",
+            },
+        ]
+    )
     m = Manifest(videos=videos, pairs=pairs, root=tmp_path)
     scores = {"v0": 1.0, "v1": 0.0, "v2": 2.0, "v3": 0.0}  # h = [1, 1], m = [1, 2]
     va = evaluate(m, scores, "monetbench", n_boot=0)

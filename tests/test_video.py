@@ -23,8 +23,9 @@ def test_uniform_and_fps_sampling_indices():
 
 
 def test_variable_frame_rate_samples_by_time(tmp_path):
-    import av
     from fractions import Fraction
+
+    import av
 
     path = tmp_path / "vfr.mp4"
     pts_ms = [0, 40, 80, 500, 540, 1000]  # irregular gaps

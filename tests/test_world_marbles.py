@@ -6,9 +6,9 @@ metadata, frames identical across processes, its benchmark's build) is tested in
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
+from world_checks import SEVERITIES, assert_grows_with_severity
 
 from phyprobe.world.marbles import ENGINE
 from phyprobe.world.marbles.render import Track
@@ -16,7 +16,6 @@ from phyprobe.world.marbles.scene import GRAVITY, sample_scene
 from phyprobe.world.marbles.simulate import simulate
 from phyprobe.world.marbles.violations import FAMILIES, apply_violation
 from phyprobe.world.scene import scene_rng
-from world_checks import SEVERITIES, assert_grows_with_severity
 
 FRAMES = 24
 
@@ -91,7 +90,7 @@ def test_severity_zero_is_the_plausible_twin_byte_for_byte(scenes):
             assert frames.dtype == np.uint8 and np.array_equal(frames, reference), family
             # and a broken run is exact up to its onset: an intervention acts only from there
             tiny = apply_violation(plan, sc.scene, sc.trajectory, 1e-9).trajectory
-            assert np.array_equal(tiny.pos[:plan.onset], sc.trajectory.pos[:plan.onset]), family
+            assert np.array_equal(tiny.pos[: plan.onset], sc.trajectory.pos[: plan.onset]), family
 
 
 def test_plausible_balls_fall_at_g_and_the_aimed_collision_happens():

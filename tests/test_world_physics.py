@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
+
 import numpy as np
 import pytest
+from world_checks import SEVERITIES, assert_grows_with_severity
 
 from phyprobe.world.render import Renderer, Track
 from phyprobe.world.scene import GRAVITY, lowest_point, sample_scene, scene_rng
 from phyprobe.world.simulate import build_space, simulate
 from phyprobe.world.violations import FAMILIES, Plan, apply_violation, plan_violation
-from world_checks import SEVERITIES, assert_grows_with_severity
-
 
 # ---------------------------------------------------------------------------------- measurements
 
@@ -25,7 +25,11 @@ def penetration_depths(scene, track: Track, t: int) -> float:
     for m, b in enumerate(track.body):
         spec, (x, y), ang = scene.bodies[b], track.pos[t, m], track.angle[t, m]
         deepest = max(deepest, lowest_point(spec.vertices, spec.radius, ang) - y)
-        reach_x = spec.radius if spec.kind == "circle" else max(abs(math.cos(ang) * vx - math.sin(ang) * vy) for vx, vy in spec.vertices)
+        reach_x = (
+            spec.radius
+            if spec.kind == "circle"
+            else max(abs(math.cos(ang) * vx - math.sin(ang) * vy) for vx, vy in spec.vertices)
+        )
         deepest = max(deepest, reach_x - x, x + reach_x - scene.world_width)
     space, bodies = build_space(dataclasses.replace(scene, bodies=tuple(scene.bodies[b] for b in track.body)))
     for m, b in enumerate(bodies):
@@ -43,12 +47,25 @@ def penetration_depths(scene, track: Track, t: int) -> float:
 def plain_renderer(scene, plausible) -> Renderer:
     """The scene's renderer with black background, floor and walls and even light: only body pixels
     are nonzero (and the floor still hides what sinks into it)."""
-    style = dataclasses.replace(scene.style, background="flat", background_colours=((0, 0, 0), (0, 0, 0)), floor_colour=(0, 0, 0), lighting="even", texture="solid")
+    style = dataclasses.replace(
+        scene.style,
+        background="flat",
+        background_colours=((0, 0, 0), (0, 0, 0)),
+        floor_colour=(0, 0, 0),
+        lighting="even",
+        texture="solid",
+    )
     return Renderer(dataclasses.replace(scene, style=style), plausible)
 
 
 def body_masks(renderer: Renderer, track: Track, item: int) -> np.ndarray:
-    one = Track(track.pos[:, [item]], track.angle[:, [item]], track.scale[:, [item]], track.alpha[:, [item]], (track.body[item],))
+    one = Track(
+        track.pos[:, [item]],
+        track.angle[:, [item]],
+        track.scale[:, [item]],
+        track.alpha[:, [item]],
+        (track.body[item],),
+    )
     return renderer.render(one).max(axis=-1) > 0
 
 
@@ -79,7 +96,9 @@ def nearest_time_lag(plausible, track: Track, i: int, onset: int) -> float:
     lags = []
     t_count = plausible.num_frames
     for t in range(onset, t_count):
-        d = np.linalg.norm(plausible.pos[:, i] - track.pos[t, i], axis=1) + 20 * np.abs(plausible.angle[:, i] - track.angle[t, i])
+        d = np.linalg.norm(plausible.pos[:, i] - track.pos[t, i], axis=1) + 20 * np.abs(
+            plausible.angle[:, i] - track.angle[t, i]
+        )
         d = d + 1e-3 * np.abs(np.arange(t_count) - t)
         lags.append(abs(t - int(np.argmin(d))))
     return float(max(lags))
@@ -91,7 +110,10 @@ def measure(plan: Plan, scene, plausible, severity: float, plain: Renderer, full
     i, on = plan.target, plan.onset
     if plan.family == "gravity":
         if plan.subtype == "wrong_g":
-            acc = [airborne_accel(v.trajectory, b, range(1, scene.num_frames), scene.fps, scene) for b in range(len(scene.bodies))]
+            acc = [
+                airborne_accel(v.trajectory, b, range(1, scene.num_frames), scene.fps, scene)
+                for b in range(len(scene.bodies))
+            ]
             return abs(float(np.median(acc)) + GRAVITY) / GRAVITY
         return abs(airborne_accel(v.trajectory, i, range(on, scene.num_frames), scene.fps, scene) + GRAVITY) / GRAVITY
     if plan.family == "teleport":
@@ -114,7 +136,12 @@ def measure(plan: Plan, scene, plausible, severity: float, plain: Renderer, full
         early = slice(on, on + 6)  # before later collisions make the runs diverge chaotically
         return float(np.max(e[early] - e0[early]) / e0[0])
     if plan.family == "causality":
-        return float(max(np.linalg.norm(v.trajectory.vel[t, i] - plausible.vel[t, i]) for t in range(on, min(on + 3, scene.num_frames))))
+        return float(
+            max(
+                np.linalg.norm(v.trajectory.vel[t, i] - plausible.vel[t, i])
+                for t in range(on, min(on + 3, scene.num_frames))
+            )
+        )
     if plan.family == "time_anomaly":
         return nearest_time_lag(plausible, v.track, i, on)
     raise AssertionError(plan.family)
@@ -130,6 +157,7 @@ def test_a_panning_camera_moves_the_picture_at_every_step_it_moves():
     pixels would hold still for several frames there and then jump a pixel: a stutter no camera makes, which
     the motion statistics would learn as plausible. Seen on textured backgrounds with no body in shot, every
     step the camera moves by 0.1 px or more changes the picture; a static camera shows the canvas unchanged."""
+
     def empty(frames: int) -> Track:
         return Track(np.zeros((frames, 0, 2)), np.zeros((frames, 0)), np.ones((frames, 0, 2)), np.ones((frames, 0)), ())
 
@@ -205,4 +233,6 @@ def test_severity_zero_is_the_plausible_twin_frame_for_frame(index):
         assert np.array_equal(frames, reference), family
         # and the re-simulation path itself is exact: a violation only differs from its onset on
         tiny = apply_violation(plan, scene, plausible, 1e-9)
-        assert np.array_equal(renderer.render(tiny.track)[: max(plan.onset, 1)], reference[: max(plan.onset, 1)]), family
+        assert np.array_equal(renderer.render(tiny.track)[: max(plan.onset, 1)], reference[: max(plan.onset, 1)]), (
+            family
+        )

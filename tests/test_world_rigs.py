@@ -12,6 +12,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from world_checks import SEVERITIES, assert_grows_with_severity
 
 from phyprobe.world.rigs import ENGINE
 from phyprobe.world.rigs.render import Track
@@ -19,13 +20,16 @@ from phyprobe.world.rigs.scene import GRAVITY, VIEWS, Pendulum, sample_scene
 from phyprobe.world.rigs.simulate import simulate
 from phyprobe.world.rigs.violations import FAMILIES, aimed_contact, apply_violation
 from phyprobe.world.scene import scene_rng
-from world_checks import SEVERITIES, assert_grows_with_severity
 
 FRAMES = 24
 
 
 def _first(view: str, seed: int = 3, start: int = 0):
-    return next(sample_scene(seed, i, 32, False) for i in range(start, start + 50) if sample_scene(seed, i, 32, False).view == view)
+    return next(
+        sample_scene(seed, i, 32, False)
+        for i in range(start, start + 50)
+        if sample_scene(seed, i, 32, False).view == view
+    )
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +82,9 @@ def test_plausible_energy_never_increases_and_the_aimed_collision_happens():
         unit = sum(b.mass for b in scene.bodies) * GRAVITY * scene.scale  # lifting every body across the view
         assert gain <= 1e-6 * unit, f"{scene.key} ({scene.view}): energy rose by {gain / unit:.2e}"
         hit = aimed_contact(scene, traj)
-        assert hit is not None and 0.3 * 32 <= hit <= 0.55 * 32, f"{scene.key} ({scene.view}): aimed collision at frame {hit}"
+        assert hit is not None and 0.3 * 32 <= hit <= 0.55 * 32, (
+            f"{scene.key} ({scene.view}): aimed collision at frame {hit}"
+        )
         views.add(scene.view)
     assert views == set(VIEWS)
 
@@ -106,7 +112,7 @@ def measure(sc, plan, severity: float) -> float:
     if f == "energy":
         scale = np.array([p.length for p in scene.pendulums]) if scene.view == "pendulums" else 1.0
         fast = np.abs(v.trajectory.qd * scale) - np.abs(p0.qd * scale)
-        return float(np.abs(fast[plan.onset: plan.onset + 6, i]).max())
+        return float(np.abs(fast[plan.onset : plan.onset + 6, i]).max())
     return float(np.hypot(*(v.track.pos[window, i] - base.pos[window, i]).T).max())
 
 
@@ -147,7 +153,7 @@ def test_severity_zero_is_the_plausible_twin_byte_for_byte(scenes):
             assert frames.dtype == np.uint8 and np.array_equal(frames, reference), family
             tiny = apply_violation(plan, sc.scene, sc.trajectory, 1e-9)
             base, n = Track.from_trajectory(sc.trajectory, sc.scene), len(sc.scene.bodies)
-            assert np.array_equal(tiny.track.pos[:plan.onset, :n], base.pos[:plan.onset, :n]), family
+            assert np.array_equal(tiny.track.pos[: plan.onset, :n], base.pos[: plan.onset, :n]), family
             assert tiny.track.same_until(base) >= plan.onset, family
 
 

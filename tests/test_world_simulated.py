@@ -11,10 +11,10 @@ import multiprocessing as mp
 
 import numpy as np
 import pytest
+from train_helpers import CONFIGS
 
 from phyprobe.eval.protocols import load_benchmark
 from phyprobe.world.scene import scene_rng
-from train_helpers import CONFIGS
 
 WORLDS = ["marbles", "rigs"]
 FRAMES = 16
@@ -109,9 +109,18 @@ def test_a_benchmark_draws_its_world_on_first_use(name, tmp_path):
     manifest with twin pairs, every split), a later one reads what is there; the real config's options are valid."""
     real = load_benchmark(name, root=CONFIGS.parent)
     assert real.build["engine"] == name and real.where == {"source": name}
-    tiny = {"name": f"tiny_{name}", "manifest": str(tmp_path / "m"), "protocol": "world", "where": {"source": name},
-            "build": {**real.build, "num_scenes": 4, "num_frames": 16,
-                      "split_fractions": {"val": 0.0, "test": 0.25, "heldout_style": 0.0, "heldout_family": 0.25}}}
+    tiny = {
+        "name": f"tiny_{name}",
+        "manifest": str(tmp_path / "m"),
+        "protocol": "world",
+        "where": {"source": name},
+        "build": {
+            **real.build,
+            "num_scenes": 4,
+            "num_frames": 16,
+            "split_fractions": {"val": 0.0, "test": 0.25, "heldout_style": 0.0, "heldout_family": 0.25},
+        },
+    }
     m = load_benchmark(tiny).load_manifest()
     assert set(m.videos["source"]) == {name} and len(m.pairs) > 0
     assert {md["variant"] for md in m.videos["metadata"]} == {"plausible", "violated", "quality"}
@@ -121,6 +130,10 @@ def test_a_benchmark_draws_its_world_on_first_use(name, tmp_path):
     # a manifest already there is read as it is, even with other build options: never redrawn over
     other = {**tiny, "build": {**tiny["build"], "seed": 5}}
     again = load_benchmark(other).load_manifest()
-    assert (tmp_path / "m" / "build.json").stat().st_mtime_ns == stamp and list(again.videos["id"]) == list(m.videos["id"])
-    res = load_benchmark(tiny).evaluate({v: float(s) for v, s in zip(m.videos["id"], m.videos["magnitude"])}, manifest=m, n_boot=50)
+    assert (tmp_path / "m" / "build.json").stat().st_mtime_ns == stamp and list(again.videos["id"]) == list(
+        m.videos["id"]
+    )
+    res = load_benchmark(tiny).evaluate(
+        {v: float(s) for v, s in zip(m.videos["id"], m.videos["magnitude"])}, manifest=m, n_boot=50
+    )
     assert res["world"]["same_scene_accuracy"]["value"] == 1.0

@@ -17,10 +17,16 @@ SUBCOMMANDS = {
     "serve": ("phyprobe.serve", "serve a scorer over HTTP (POST /score, GET /health, GET /ready)"),
     "extract": ("phyprobe.features.extract", "encode a manifest's videos once into the feature cache"),
     "world": ("phyprobe.world.build", "the procedural physics world (plausible / violated / quality-degraded clips)"),
-    "data": ("phyprobe.data.datasets.cli", "convert public datasets into the pair manifest; describe and check manifests"),
+    "data": (
+        "phyprobe.data.datasets.cli",
+        "convert public datasets into the pair manifest; describe and check manifests",
+    ),
     "summarize": ("phyprobe.eval.summary", "collect a multirun's metrics into one table with intervals and bar plots"),
     "targets": ("phyprobe.eval.targets", "judge finished runs against the targets the default is held to"),
-    "judge": ("phyprobe.judges.run", "rubric judges (MLLM servers, vision tools) and their agreement with other raters"),
+    "judge": (
+        "phyprobe.judges.run",
+        "rubric judges (MLLM servers, vision tools) and their agreement with other raters",
+    ),
 }
 EXIT_STOPPED = 130  # stopped by SIGINT or SIGTERM, as a shell reports Ctrl-C
 
@@ -41,7 +47,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     overview of every sub-command)."""
     import importlib
 
-    parser = argparse.ArgumentParser(prog="phyprobe", description="Learned evaluator of physical consistency in videos.")
+    parser = argparse.ArgumentParser(
+        prog="phyprobe", description="Learned evaluator of physical consistency in videos."
+    )
     parser.add_argument("--debug", action="store_true", help="show the full traceback of an error")
     parser.add_argument("--version", action="version", version=f"phyprobe {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

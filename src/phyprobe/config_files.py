@@ -12,6 +12,8 @@ from .errors import UserError
 def config_dir() -> Path:
     root = Path(__file__).resolve().parents[2] / "configs"
     if not root.is_dir():
-        raise UserError(f"{root}: the project's configs are not there; install phyprobe from its source tree "
-                        "(pip install -e .) or pass the YAML file's path")
+        raise UserError(
+            f"{root}: the project's configs are not there; install phyprobe from its source tree "
+            "(pip install -e .) or pass the YAML file's path"
+        )
     return root

@@ -18,7 +18,6 @@ from torch import nn
 
 from .pooling import TemporalStatsPool
 
-
 PAPER_PARAMETERS = 1_000_000  # the paper's head: a ~1M-parameter 3-layer GELU MLP
 
 
@@ -80,7 +79,9 @@ class MonotoneHead(nn.Module):
         if groups is not None:
             groups = [list(map(int, g)) for g in groups]
             if sorted(i for g in groups for i in g) != list(range(in_dim)) or any(not g for g in groups):
-                raise ValueError(f"monotone head: groups must cover each of the {in_dim} inputs exactly once, none empty")
+                raise ValueError(
+                    f"monotone head: groups must cover each of the {in_dim} inputs exactly once, none empty"
+                )
             assign = torch.zeros(in_dim, len(groups))
             for k, g in enumerate(groups):
                 assign[g, k] = 1.0 / len(g)
@@ -102,7 +103,9 @@ class MonotoneHead(nn.Module):
     def fit_scale(self, x: torch.Tensor) -> None:
         """Each group mean's standard deviation over (N, in_dim) standardised training inputs."""
         if self.group_mean is not None:
-            self.group_scale.copy_((x.double() @ self.group_mean.double()).std(0, unbiased=False).float().clamp_min(1e-4))
+            self.group_scale.copy_(
+                (x.double() @ self.group_mean.double()).std(0, unbiased=False).float().clamp_min(1e-4)
+            )
 
     def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
         key = prefix + "group_scale"
@@ -120,8 +123,15 @@ HEAD_KINDS = ("mlp", "monotone")
 class PhyProbeHead(nn.Module):
     """Per-step features (B, T, D) -> raw violation score s (B,). Report ``s.clamp(0, 1)``."""
 
-    def __init__(self, feature_dim: int, stats=("mean", "std", "max"), hidden: int | str = "auto", dropout: float = 0.1,
-                 kind: str = "mlp", groups: list[list[int]] | None = None):
+    def __init__(
+        self,
+        feature_dim: int,
+        stats=("mean", "std", "max"),
+        hidden: int | str = "auto",
+        dropout: float = 0.1,
+        kind: str = "mlp",
+        groups: list[list[int]] | None = None,
+    ):
         """``groups``: for the monotone head, lists of per-step feature columns whose evidence shares a weight
         (each pooling statistic of a group is a group of its own); None: a weight per pooled input."""
         super().__init__()
@@ -138,7 +148,11 @@ class PhyProbeHead(nn.Module):
         if kind == "mlp":
             self.mlp = MLPHead(in_dim, self.hidden, dropout)
         else:
-            pooled = None if groups is None else [[k * feature_dim + c for c in g] for k in range(len(stats)) for g in groups]
+            pooled = (
+                None
+                if groups is None
+                else [[k * feature_dim + c for c in g] for k in range(len(stats)) for g in groups]
+            )
             self.monotone = MonotoneHead(in_dim, pooled)
 
     @torch.no_grad()

@@ -17,7 +17,9 @@ import torch
 import torch.nn.functional as F
 
 
-def bradley_terry_loss(s_a: torch.Tensor, s_b: torch.Tensor, label: torch.Tensor, weight: torch.Tensor | None = None) -> torch.Tensor:
+def bradley_terry_loss(
+    s_a: torch.Tensor, s_b: torch.Tensor, label: torch.Tensor, weight: torch.Tensor | None = None
+) -> torch.Tensor:
     """Weighted mean BCE of σ(s_a − s_b) against ``label`` = P(a more violating than b)."""
     per = F.binary_cross_entropy_with_logits(s_a - s_b, label.to(s_a.dtype), reduction="none")
     if weight is None:

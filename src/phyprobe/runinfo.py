@@ -22,7 +22,13 @@ def code_version() -> dict:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
         if commit.returncode == 0:
             info["git_commit"] = commit.stdout.strip()
-            dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root, capture_output=True, text=True, timeout=10)
+            dirty = subprocess.run(
+                ["git", "status", "--porcelain", "--untracked-files=no"],
+                cwd=root,
+                capture_output=True,
+                text=True,
+                timeout=10,
+            )
             info["git_dirty"] = bool(dirty.stdout.strip())
     except (OSError, subprocess.SubprocessError):
         pass
@@ -31,8 +37,20 @@ def code_version() -> dict:
 
 # The libraries a figure depends on beyond torch: decoding (av), flow (opencv), the worlds' simulators and the
 # numerics. `make install` takes them from constraints.txt; an environment installed another way may differ.
-FIGURE_PACKAGES = ("numpy", "scipy", "opencv-python-headless", "av", "pybullet", "scikit-video", "scikit-learn",
-                   "timm", "torchvision", "lightning", "pandas", "pillow")
+FIGURE_PACKAGES = (
+    "numpy",
+    "scipy",
+    "opencv-python-headless",
+    "av",
+    "pybullet",
+    "scikit-video",
+    "scikit-learn",
+    "timm",
+    "torchvision",
+    "lightning",
+    "pandas",
+    "pillow",
+)
 
 
 def package_versions(names: tuple[str, ...] = FIGURE_PACKAGES) -> dict[str, str | None]:
@@ -55,12 +73,21 @@ def cpu_info() -> dict:
 
     model = None
     try:
-        model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                      if line.startswith("model name")), None)
+        model = next(
+            (
+                line.split(":", 1)[1].strip()
+                for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")
+            ),
+            None,
+        )
     except OSError:
         pass
-    return {"capability": torch.backends.cpu.get_cpu_capability(), "model": model or platform.processor() or None,
-            "threads": torch.get_num_threads()}
+    return {
+        "capability": torch.backends.cpu.get_cpu_capability(),
+        "model": model or platform.processor() or None,
+        "threads": torch.get_num_threads(),
+    }
 
 
 def atomic_write_json(path: str | os.PathLike, obj) -> Path:

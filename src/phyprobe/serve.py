@@ -17,7 +17,6 @@ outside the allowed root, 413 too large, 415 multipart, 422 not a readable video
 504 past the request timeout.
 """
 
-
 import argparse
 import asyncio
 import contextlib
@@ -154,7 +153,7 @@ def build_app(scorer, cfg: ServeConfig | None = None):
                         raise _Reject(413, f"upload exceeds the limit of {cfg.max_upload_bytes} bytes")
                     f.write(chunk)
             if size == 0:
-                raise _Reject(400, "empty body: send the video bytes, or JSON {\"path\": ...}")
+                raise _Reject(400, 'empty body: send the video bytes, or JSON {"path": ...}')
         except BaseException:
             os.unlink(name)
             raise
@@ -169,7 +168,7 @@ def build_app(scorer, cfg: ServeConfig | None = None):
         try:
             path = json.loads(body)["path"]
         except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError):
-            raise _Reject(400, "expected JSON {\"path\": \"...\"}") from None
+            raise _Reject(400, 'expected JSON {"path": "..."}') from None
         if not isinstance(path, str) or not path:
             raise _Reject(400, "'path' must be a non-empty string")
         p = (cfg.paths_root / path).resolve()
@@ -208,7 +207,9 @@ def build_app(scorer, cfg: ServeConfig | None = None):
         except _Reject as r:
             return JSONResponse({"error": r.message}, status_code=r.status)
         except asyncio.TimeoutError:
-            return JSONResponse({"error": f"not answered within the request timeout of {cfg.timeout_s:g} s"}, status_code=504)
+            return JSONResponse(
+                {"error": f"not answered within the request timeout of {cfg.timeout_s:g} s"}, status_code=504
+            )
 
     return app
 
@@ -236,8 +237,12 @@ def serve_in_thread(app, host: str = "127.0.0.1", port: int = 0):
 def add_cli(sub) -> None:
     from .scorer.cli import positive_int
 
-    p = sub.add_parser("serve", help="serve a scorer over HTTP (POST /score, GET /health, GET /ready)",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "serve",
+        help="serve a scorer over HTTP (POST /score, GET /health, GET /ready)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("scorer", help="exported scorer directory, or a Hub repository id (org/name)")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
@@ -266,7 +271,13 @@ def _cli(args) -> int:
             raise
         print(f"error: {e}", file=sys.stderr)
         return 2
-    cfg = ServeConfig(max_upload_bytes=args.max_upload_mb * 2**20, timeout_s=args.timeout, max_batch=args.max_batch,
-                      max_wait_ms=args.max_wait_ms, decode_threads=args.decode_threads, paths_root=args.paths_root)
+    cfg = ServeConfig(
+        max_upload_bytes=args.max_upload_mb * 2**20,
+        timeout_s=args.timeout,
+        max_batch=args.max_batch,
+        max_wait_ms=args.max_wait_ms,
+        decode_threads=args.decode_threads,
+        paths_root=args.paths_root,
+    )
     uvicorn.run(build_app(scorer, cfg), host=args.host, port=args.port)
     return 0

@@ -59,22 +59,37 @@ class VJEPA2Surprisal:
     ``protocol="next_tubelet"``: ``context`` tubelets predict the next one.
     """
 
-    def __init__(self, encoder: VJEPA2Encoder, context: int = 2, protocol: str = "next_tubelet",
-                 window: int = OFFICIAL_WINDOW, stride: int = OFFICIAL_STRIDE,
-                 context_frames: tuple[int, ...] = OFFICIAL_CONTEXTS):
+    def __init__(
+        self,
+        encoder: VJEPA2Encoder,
+        context: int = 2,
+        protocol: str = "next_tubelet",
+        window: int = OFFICIAL_WINDOW,
+        stride: int = OFFICIAL_STRIDE,
+        context_frames: tuple[int, ...] = OFFICIAL_CONTEXTS,
+    ):
         if not isinstance(encoder, VJEPA2Encoder):
             raise TypeError(f"the V-JEPA 2 surprisal needs a vjepa2 encoder, got {type(encoder).__name__}")
         if not uses_own_predictor(encoder):
-            raise ValueError(f"the predictor was trained on the last block's tokens; this encoder reads block {encoder.layer}")
+            raise ValueError(
+                f"the predictor was trained on the last block's tokens; this encoder reads block {encoder.layer}"
+            )
         if protocol not in PROTOCOLS:
             raise InvalidOption(f"vjepa2 surprisal protocol must be one of {PROTOCOLS}, got {protocol!r}")
         if context < 1:
             raise ValueError(f"context must be >= 1 tubelet, got {context}")
         tub = encoder.tubelet
-        if window % tub or stride < 1 or any(c % tub or not 0 < c < window for c in context_frames) or not context_frames:
-            raise InvalidOption(f"windowed protocol needs a window and contexts in whole tubelets of {tub} frames, "
-                                f"contexts shorter than the window and stride >= 1; got window={window}, "
-                                f"stride={stride}, contexts={tuple(context_frames)}")
+        if (
+            window % tub
+            or stride < 1
+            or any(c % tub or not 0 < c < window for c in context_frames)
+            or not context_frames
+        ):
+            raise InvalidOption(
+                f"windowed protocol needs a window and contexts in whole tubelets of {tub} frames, "
+                f"contexts shorter than the window and stride >= 1; got window={window}, "
+                f"stride={stride}, contexts={tuple(context_frames)}"
+            )
         self.encoder, self.context, self.protocol = encoder.eval(), context, protocol
         self.window, self.stride, self.context_frames = window, stride, tuple(context_frames)
 
@@ -134,8 +149,9 @@ class VJEPA2Surprisal:
         return {"max": float(s.max()), "mean": float(s.mean())}
 
 
-def vjepa2_surprisal_scores(manifest, encoder: VJEPA2Encoder, clip: ClipSpec = ClipSpec(32), context: int = 2,
-                            protocol: str = "windowed") -> dict[str, dict[str, float]]:
+def vjepa2_surprisal_scores(
+    manifest, encoder: VJEPA2Encoder, clip: ClipSpec = ClipSpec(32), context: int = 2, protocol: str = "windowed"
+) -> dict[str, dict[str, float]]:
     """``{"max": {video: score}, "mean": {...}}`` for every readable video of ``manifest``, sampled by
     ``clip`` (made even by the encoder) and preprocessed as the encoder is, on the device it is on.
 
@@ -155,14 +171,24 @@ def vjepa2_surprisal_scores(manifest, encoder: VJEPA2Encoder, clip: ClipSpec = C
         window = min(OFFICIAL_WINDOW, steps * tub)
         contexts = tuple(c for c in OFFICIAL_CONTEXTS if c < window) or (tub,)
         if window < OFFICIAL_WINDOW:
-            log.warning("vjepa2 surprisal: %d-frame clips are shorter than the official %d-frame window; "
-                        "window %d, contexts %s", spec.num_frames, OFFICIAL_WINDOW, window, contexts)
+            log.warning(
+                "vjepa2 surprisal: %d-frame clips are shorter than the official %d-frame window; "
+                "window %d, contexts %s",
+                spec.num_frames,
+                OFFICIAL_WINDOW,
+                window,
+                contexts,
+            )
         opts.update(window=window, context_frames=contexts)
     elif context >= steps:
-        log.warning("vjepa2 surprisal: context %d shrunk to %d tubelets to fit %d-frame clips", context, steps - 1, spec.num_frames)
+        log.warning(
+            "vjepa2 surprisal: context %d shrunk to %d tubelets to fit %d-frame clips",
+            context,
+            steps - 1,
+            spec.num_frames,
+        )
         context = steps - 1
     base = VJEPA2Surprisal(encoder, context=context, **opts)
     device = next(encoder.parameters()).device
-    per = score_each_video(manifest, spec,
-                           lambda frames: base.score(encoder.preprocess(frames).to(device)))
+    per = score_each_video(manifest, spec, lambda frames: base.score(encoder.preprocess(frames).to(device)))
     return {stat: {v: s[stat] for v, s in per.items()} for stat in STATS}

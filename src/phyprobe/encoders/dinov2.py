@@ -25,21 +25,39 @@ TINY_IMAGE_SIZE = 28
 
 
 @register_encoder("dinov2")
-def dinov2(size: str = "L", weights: str | None = "hub", image_size: int | None = None,
-           output: str = "pooled", layer: int | None = None, tiny: bool = False) -> FrozenEncoder:
+def dinov2(
+    size: str = "L",
+    weights: str | None = "hub",
+    image_size: int | None = None,
+    output: str = "pooled",
+    layer: int | None = None,
+    tiny: bool = False,
+) -> FrozenEncoder:
     """``output``: "pooled" (normed class token) or "patch_mean" of block ``layer``."""
     if size not in DINOV2:
         raise ValueError(f"dinov2 size must be one of {sorted(DINOV2)}, got {size!r}")
     arch = DINOV2[size]
-    ckpt, weights_id = (None, "random") if weights is None else resolve_file(
-        f"dinov2 ({size})", weights, [(f"timm/{arch}.lvd142m", "model.safetensors")], ("model.safetensors",))
+    ckpt, weights_id = (
+        (None, "random")
+        if weights is None
+        else resolve_file(
+            f"dinov2 ({size})", weights, [(f"timm/{arch}.lvd142m", "model.safetensors")], ("model.safetensors",)
+        )
+    )
     image_size = image_size or (TINY_IMAGE_SIZE if tiny else 224)
     model = create_timm(arch, ckpt, img_size=image_size, num_classes=0, **(TINY if tiny else {}))
-    pre = Preprocess(size=(image_size, image_size), mean=IMAGENET_MEAN, std=IMAGENET_STD,
-                     resize="letterbox", interpolation="bicubic")
+    pre = Preprocess(
+        size=(image_size, image_size), mean=IMAGENET_MEAN, std=IMAGENET_STD, resize="letterbox", interpolation="bicubic"
+    )
     dims = {"pooled": model.num_features, "patch_mean": model.embed_dim}
     enc = TimmViTEncoder(model, pre, output, layer, num_layers=len(model.blocks), dims=dims)
     enc.weights_id = weights_id
-    enc.options = {"size": size, "timm_model": arch, "image_size": image_size, "output": output,
-                   "layer": enc.layer, "tiny": tiny}
+    enc.options = {
+        "size": size,
+        "timm_model": arch,
+        "image_size": image_size,
+        "output": output,
+        "layer": enc.layer,
+        "tiny": tiny,
+    }
     return enc

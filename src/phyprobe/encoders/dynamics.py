@@ -58,16 +58,24 @@ class NextStepPredictor(nn.Module):
     def __init__(self, dim: int, context: int = 3, hidden: int = 256, columns: list[int] | None = None, after: int = 0):
         super().__init__()
         if context < 1 or hidden < 1 or after < 0:
-            raise ValueError(f"context and hidden must be >= 1 and after >= 0, got context={context}, hidden={hidden}, "
-                             f"after={after}")
+            raise ValueError(
+                f"context and hidden must be >= 1 and after >= 0, got context={context}, hidden={hidden}, after={after}"
+            )
         if columns is not None and len(columns) != dim:
             raise ValueError(f"dynamics: {len(columns)} columns for a predictor of {dim} features")
         self.dim, self.context, self.hidden, self.after = dim, context, hidden, after
-        self.register_buffer("columns", torch.arange(dim) if columns is None else torch.as_tensor(columns, dtype=torch.long))
+        self.register_buffer(
+            "columns", torch.arange(dim) if columns is None else torch.as_tensor(columns, dtype=torch.long)
+        )
         self.register_buffer("mean", torch.zeros(dim))
         self.register_buffer("std", torch.ones(dim))
-        self.net = nn.Sequential(nn.Linear((context + after) * dim, hidden), nn.GELU(), nn.Linear(hidden, hidden), nn.GELU(),
-                                 nn.Linear(hidden, dim))
+        self.net = nn.Sequential(
+            nn.Linear((context + after) * dim, hidden),
+            nn.GELU(),
+            nn.Linear(hidden, hidden),
+            nn.GELU(),
+            nn.Linear(hidden, dim),
+        )
 
     def fit_standardisation(self, steps: torch.Tensor) -> None:
         """Per-feature mean and std over (N, D_base) training steps; constant features get std 1."""
@@ -85,8 +93,10 @@ class NextStepPredictor(nn.Module):
         ``context`` to ``T - after - 1``."""
         k, a = self.context, self.after
         if z.shape[1] <= k + a:
-            raise ValueError(f"dynamics: {z.shape[1]} steps leave nothing to predict between a context of {k} "
-                             f"steps before and {a} after")
+            raise ValueError(
+                f"dynamics: {z.shape[1]} steps leave nothing to predict between a context of {k} "
+                f"steps before and {a} after"
+            )
         s = self.standardise(z)
         n = s.shape[1] - k - a  # steps predicted
         before = s.unfold(1, k, 1)[:, :n]  # (B, n, dim, k): steps t-k .. t-1 for each target t
@@ -120,10 +130,20 @@ def predicted_columns(base: FrozenEncoder) -> list[int]:
     return list(cols()) if cols is not None else list(range(base.feature_dim))
 
 
-def fit_predictor(train: list[torch.Tensor], val: list[torch.Tensor], context: int = 3, hidden: int = 256,
-                  epochs: int = 200, lr: float = 1e-3, weight_decay: float = 1e-2, batch_size: int = 256,
-                  seed: int = 0, patience: int | None = None, columns: list[int] | None = None, after: int = 0
-                  ) -> tuple[NextStepPredictor, list[dict]]:
+def fit_predictor(
+    train: list[torch.Tensor],
+    val: list[torch.Tensor],
+    context: int = 3,
+    hidden: int = 256,
+    epochs: int = 200,
+    lr: float = 1e-3,
+    weight_decay: float = 1e-2,
+    batch_size: int = 256,
+    seed: int = 0,
+    patience: int | None = None,
+    columns: list[int] | None = None,
+    after: int = 0,
+) -> tuple[NextStepPredictor, list[dict]]:
     """Fit on plausible (T, D) sequences with the L1 loss (V-JEPA's); the epoch with the lowest validation
     loss is kept (training loss when there is no validation clip). ``patience``: stop once that many epochs
     have passed without a new lowest loss (None: run every epoch); the epochs before the stop are the same
@@ -165,18 +185,29 @@ def fit_predictor(train: list[torch.Tensor], val: list[torch.Tensor], context: i
     return model.eval(), history
 
 
-def save_checkpoint(out_dir: str | Path, predictor: NextStepPredictor, base: FrozenEncoder, clip: dict, extra: dict | None = None) -> Path:
+def save_checkpoint(
+    out_dir: str | Path, predictor: NextStepPredictor, base: FrozenEncoder, clip: dict, extra: dict | None = None
+) -> Path:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tmp = out / "model.safetensors.tmp"
-    save_file({k: v.detach().contiguous() for k, v in predictor.state_dict().items()}, str(tmp), metadata={"format": FORMAT})
+    save_file(
+        {k: v.detach().contiguous() for k, v in predictor.state_dict().items()}, str(tmp), metadata={"format": FORMAT}
+    )
     tmp.replace(out / "model.safetensors")
-    atomic_write_json(out / "config.json", {
-        "format": FORMAT,
-        "base": {"name": base.name, "kwargs": base.factory_kwargs, "fingerprint": base.fingerprint()},
-        "feature_dim": predictor.dim, "context": predictor.context, "hidden": predictor.hidden,
-        **({"after": predictor.after} if predictor.after else {}), "clip": clip, **(extra or {}),
-    })
+    atomic_write_json(
+        out / "config.json",
+        {
+            "format": FORMAT,
+            "base": {"name": base.name, "kwargs": base.factory_kwargs, "fingerprint": base.fingerprint()},
+            "feature_dim": predictor.dim,
+            "context": predictor.context,
+            "hidden": predictor.hidden,
+            **({"after": predictor.after} if predictor.after else {}),
+            "clip": clip,
+            **(extra or {}),
+        },
+    )
     return out
 
 
@@ -189,18 +220,25 @@ def load_checkpoint(path: str | Path) -> tuple[FrozenEncoder, NextStepPredictor,
         raise WeightsNotFoundError(
             f"dynamics: no checkpoint at {path} (needs model.safetensors and config.json). Train one on plausible "
             f"clips with `python train_dynamics.py` (writes {DEFAULT_CHECKPOINT} by default; "
-            f"`paths.output_dir=<dir>` elsewhere) and pass its directory as checkpoint=<dir>")
+            f"`paths.output_dir=<dir>` elsewhere) and pass its directory as checkpoint=<dir>"
+        )
     cfg = json.loads(cfg_file.read_text())
     if cfg.get("format") != FORMAT:
-        raise ValueError(f"{cfg_file}: unsupported dynamics checkpoint format {cfg.get('format')!r}, expected {FORMAT!r}")
+        raise ValueError(
+            f"{cfg_file}: unsupported dynamics checkpoint format {cfg.get('format')!r}, expected {FORMAT!r}"
+        )
     base = from_config(cfg["base"]["name"], **cfg["base"]["kwargs"])
     if base.fingerprint() != cfg["base"]["fingerprint"]:
-        raise ValueError(f"{cfg_file}: base encoder {base.name!r} rebuilt here differs from the one the predictor was "
-                         f"fitted on (fingerprint {base.fingerprint()} != {cfg['base']['fingerprint']})")
+        raise ValueError(
+            f"{cfg_file}: base encoder {base.name!r} rebuilt here differs from the one the predictor was "
+            f"fitted on (fingerprint {base.fingerprint()} != {cfg['base']['fingerprint']})"
+        )
     predictor = NextStepPredictor(cfg["feature_dim"], cfg["context"], cfg["hidden"], after=cfg.get("after", 0))
     predictor.load_state_dict(load_file(str(weights)))
     if predictor.columns.tolist() != predicted_columns(base):
-        raise ValueError(f"{cfg_file}: the predictor forecasts base columns other than those {base.name!r} marks as forecast")
+        raise ValueError(
+            f"{cfg_file}: the predictor forecasts base columns other than those {base.name!r} marks as forecast"
+        )
     return base, predictor, "sha256:" + hashlib.sha256(weights.read_bytes()).hexdigest()[:16]
 
 
@@ -212,13 +250,23 @@ class DynamicsEncoder(FrozenEncoder):
 
     bundled_kwargs = ("checkpoint",)  # the fitted model travels inside an exported scorer
 
-    def __init__(self, base: FrozenEncoder, predictor: NextStepPredictor, include_base: bool, base_dtype: str = "float16",
-                 normalise: str = "none", signed: bool = False, levels: tuple[str, ...] = ()):
+    def __init__(
+        self,
+        base: FrozenEncoder,
+        predictor: NextStepPredictor,
+        include_base: bool,
+        base_dtype: str = "float16",
+        normalise: str = "none",
+        signed: bool = False,
+        levels: tuple[str, ...] = (),
+    ):
         super().__init__()
         if normalise not in NORMALISATIONS:
             raise ValueError(f"dynamics: normalise must be one of {NORMALISATIONS}, got {normalise!r}")
         if levels and not hasattr(base, "columns"):
-            raise ValueError(f"dynamics: levels {list(levels)} need a base with named statistics (flow_stats); {base.name!r} has none")
+            raise ValueError(
+                f"dynamics: levels {list(levels)} need a base with named statistics (flow_stats); {base.name!r} has none"
+            )
         self.base, self.predictor, self.include_base = base, predictor, include_base
         self.base_dtype, self.normalise, self.signed = base_dtype, normalise, signed
         self.levels = tuple(levels)
@@ -277,9 +325,18 @@ class DynamicsEncoder(FrozenEncoder):
 
 
 @register_encoder("dynamics")
-def dynamics(checkpoint: str | None = DEFAULT_CHECKPOINT, include_base: bool = True, base: dict | None = None,
-             context: int = 3, hidden: int = 256, base_dtype: str = "float16", normalise: str = "none",
-             signed: bool = False, levels: list[str] | tuple[str, ...] = (), after: int = 0) -> FrozenEncoder:
+def dynamics(
+    checkpoint: str | None = DEFAULT_CHECKPOINT,
+    include_base: bool = True,
+    base: dict | None = None,
+    context: int = 3,
+    hidden: int = 256,
+    base_dtype: str = "float16",
+    normalise: str = "none",
+    signed: bool = False,
+    levels: list[str] | tuple[str, ...] = (),
+    after: int = 0,
+) -> FrozenEncoder:
     """Per step: |next-step prediction error| of the base features (D), or with ``signed`` its over- and
     under-predicted parts (2D: predicted minus actual where positive, then actual minus predicted), then,
     with ``include_base``, the standardised base features (D). ``checkpoint``: a directory written by
@@ -294,7 +351,9 @@ def dynamics(checkpoint: str | None = DEFAULT_CHECKPOINT, include_base: bool = T
         raise ValueError(f"dynamics: base_dtype must be float16 or float32, got {base_dtype!r}")
     if checkpoint is not None:
         if base is not None:
-            raise ValueError("dynamics: base comes from the checkpoint's config.json; pass base only with checkpoint=None")
+            raise ValueError(
+                "dynamics: base comes from the checkpoint's config.json; pass base only with checkpoint=None"
+            )
         base_enc, predictor, weights_id = load_checkpoint(checkpoint)
     else:
         spec = dict(base or DEFAULT_BASE)
@@ -306,11 +365,26 @@ def dynamics(checkpoint: str | None = DEFAULT_CHECKPOINT, include_base: bool = T
         weights_id = "random"
     enc = DynamicsEncoder(base_enc, predictor.eval(), include_base, base_dtype, normalise, signed, tuple(levels))
     enc.weights_id = weights_id
-    enc.options = {"base": base_enc.describe(), "context": predictor.context, "hidden": predictor.hidden,
-                   "include_base": include_base, "base_dtype": base_dtype}
+    enc.options = {
+        "base": base_enc.describe(),
+        "context": predictor.context,
+        "hidden": predictor.hidden,
+        "include_base": include_base,
+        "base_dtype": base_dtype,
+    }
     # absent when off, so scorers exported and features cached before these options existed stay valid
-    enc.options.update({k: v for k, v in (("normalise", normalise), ("signed", signed), ("levels", list(levels)),
-                                          ("after", predictor.after)) if v not in ("none", False, [], 0)})
+    enc.options.update(
+        {
+            k: v
+            for k, v in (
+                ("normalise", normalise),
+                ("signed", signed),
+                ("levels", list(levels)),
+                ("after", predictor.after),
+            )
+            if v not in ("none", False, [], 0)
+        }
+    )
     return enc
 
 

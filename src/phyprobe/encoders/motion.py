@@ -33,8 +33,17 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..baselines.motion import (EGO_MOTION, FLOW_METHODS, along_flow, flows, gray, lagrangian_acceleration, remove_ego_motion,
-                               textured, vector_norm)
+from ..baselines.motion import (
+    EGO_MOTION,
+    FLOW_METHODS,
+    along_flow,
+    flows,
+    gray,
+    lagrangian_acceleration,
+    remove_ego_motion,
+    textured,
+    vector_norm,
+)
 from .base import FrozenEncoder, register_encoder
 from .efficientnet import efficientnet_lite0
 from .preprocess import Preprocess
@@ -45,8 +54,16 @@ DIRECTION_BINS = 8
 # stopped (see :func:`stopped_pixels`); then, each when asked for and in this order, the share of pixels whose
 # change the flow does not explain (``unexplained``, :func:`unexplained_pixels`), the share where a body stopped
 # (``halted``, :func:`halted_pixels`) and the steps the whole picture paused (``paused``, :func:`paused_steps`).
-CELL_STATS = ("mag_mean", "mag_max", *(f"dir{i}" for i in range(DIRECTION_BINS)), "div", "curl", "acc_mean", "acc_max",
-              "stopped")
+CELL_STATS = (
+    "mag_mean",
+    "mag_max",
+    *(f"dir{i}" for i in range(DIRECTION_BINS)),
+    "div",
+    "curl",
+    "acc_mean",
+    "acc_max",
+    "stopped",
+)
 OPTIONAL_STATS = ("unexplained", "halted", "paused")
 # Statistics that are not a measure of the motion at a step: the clip's history up to it (``stopped``,
 # ``halted``, ``paused``) and what the flow leaves out (``unexplained``). A dynamics model does not forecast them
@@ -95,8 +112,14 @@ def stopped_pixels(grays: np.ndarray, still_levels: int = STILL_LEVELS) -> np.nd
     return ~moving & moved_before
 
 
-def halted_pixels(grays: np.ndarray, flow: np.ndarray, edge_fraction: float, still_levels: int = STILL_LEVELS,
-                  moving_px: float = MOVING_PX, resting_px: float = RESTING_PX) -> np.ndarray:
+def halted_pixels(
+    grays: np.ndarray,
+    flow: np.ndarray,
+    edge_fraction: float,
+    still_levels: int = STILL_LEVELS,
+    moving_px: float = MOVING_PX,
+    resting_px: float = RESTING_PX,
+) -> np.ndarray:
     """(T-1, H, W) bool per step t >= 1 of a (T, H, W) grey clip and its (T-1, H, W, 2) flow in pixels: texture
     that the flow of the step before carried onto the pixel and that has rested there since, still in grey level
     and in flow. It is where a body stopped. :func:`stopped_pixels` also counts every pixel a body uncovers,
@@ -111,14 +134,22 @@ def halted_pixels(grays: np.ndarray, flow: np.ndarray, edge_fraction: float, sti
     for t in range(1, steps):
         ys, xs = np.nonzero((speed[t - 1] >= moving_px) & edges[t - 1])
         arrived = np.zeros((h, w), dtype=bool)
-        arrived[np.clip(np.rint(ys + flow[t - 1, ys, xs, 1]), 0, h - 1).astype(int),
-                np.clip(np.rint(xs + flow[t - 1, ys, xs, 0]), 0, w - 1).astype(int)] = True
+        arrived[
+            np.clip(np.rint(ys + flow[t - 1, ys, xs, 1]), 0, h - 1).astype(int),
+            np.clip(np.rint(xs + flow[t - 1, ys, xs, 0]), 0, w - 1).astype(int),
+        ] = True
         out[t] = resting[t] & (arrived | out[t - 1])
     return out
 
 
-def paused_steps(grays: np.ndarray, speed: np.ndarray, still_levels: int = STILL_LEVELS, held_share: float = HELD_SHARE,
-                 resting_speed: float = RESTING_PX, pause_speed: float = PAUSE_SPEED_PX) -> np.ndarray:
+def paused_steps(
+    grays: np.ndarray,
+    speed: np.ndarray,
+    still_levels: int = STILL_LEVELS,
+    held_share: float = HELD_SHARE,
+    resting_speed: float = RESTING_PX,
+    pause_speed: float = PAUSE_SPEED_PX,
+) -> np.ndarray:
     """(T-1,) per step t >= 1 of a (T, H, W) grey clip and its steps' (T-1,) speed (px): at the step that ends a
     pause, the number of steps the pause held; 0 elsewhere. A step is held when at most ``held_share`` of the
     pixels change by more than ``still_levels`` and it is slower than ``resting_speed`` (a small body moving
@@ -141,8 +172,9 @@ def paused_steps(grays: np.ndarray, speed: np.ndarray, still_levels: int = STILL
     return out
 
 
-def step_speed(flow: np.ndarray, grays: np.ndarray, quantile: float = SPEED_QUANTILE,
-               still_levels: int = STILL_LEVELS) -> np.ndarray:
+def step_speed(
+    flow: np.ndarray, grays: np.ndarray, quantile: float = SPEED_QUANTILE, still_levels: int = STILL_LEVELS
+) -> np.ndarray:
     """(T-1,) a step's speed, in px: the ``quantile`` over the picture of its flow magnitude where the grey level
     changed (:func:`changed_pixels`), 0 where it did not. A high quantile, so that a body covering a few hundred
     pixels sets it, and not the maximum, which one smeared pixel would. Only changed pixels count because a
@@ -258,7 +290,9 @@ class TwoStreamEncoder(FrozenEncoder):
         return torch.cat([rgb, pad_first(mot)], dim=-1)
 
 
-def _two_stream(motion: str, image_size: int, weights, spatial_pool: str, flow_method: str, flow_bound: float) -> FrozenEncoder:
+def _two_stream(
+    motion: str, image_size: int, weights, spatial_pool: str, flow_method: str, flow_bound: float
+) -> FrozenEncoder:
     rgb = efficientnet_lite0(image_size=image_size, weights=weights, spatial_pool=spatial_pool)
     enc = TwoStreamEncoder(rgb, motion, flow_method, flow_bound)
     enc.weights_id = rgb.weights_id
@@ -269,15 +303,22 @@ def _two_stream(motion: str, image_size: int, weights, spatial_pool: str, flow_m
 
 
 @register_encoder("efficientnet_lite0_flow")
-def efficientnet_lite0_flow(image_size: int = 160, weights: str | None = "package", spatial_pool: str = "max",
-                            flow_method: str = "farneback", flow_bound: float = 0.1) -> FrozenEncoder:
+def efficientnet_lite0_flow(
+    image_size: int = 160,
+    weights: str | None = "package",
+    spatial_pool: str = "max",
+    flow_method: str = "farneback",
+    flow_bound: float = 0.1,
+) -> FrozenEncoder:
     """Two-stream EfficientNet-Lite0: (T, 2560) = RGB (1280) ++ flow image (1280) per step.
     ``flow_bound``: the flow (in fractions of the input side) that saturates the flow image."""
     return _two_stream("flow", image_size, weights, spatial_pool, flow_method, flow_bound)
 
 
 @register_encoder("efficientnet_lite0_diff")
-def efficientnet_lite0_diff(image_size: int = 160, weights: str | None = "package", spatial_pool: str = "max") -> FrozenEncoder:
+def efficientnet_lite0_diff(
+    image_size: int = 160, weights: str | None = "package", spatial_pool: str = "max"
+) -> FrozenEncoder:
     """EfficientNet-Lite0 on frames and on frame differences: (T, 2560) = RGB ++ difference per step."""
     return _two_stream("diff", image_size, weights, spatial_pool, "farneback", 0.1)
 
@@ -287,9 +328,18 @@ class FlowStatsEncoder(FrozenEncoder):
     for): (T, grid² · len(stats)), cell-major. With ``picture_pixels`` the letterbox's padding is cut
     away first and the picture resized to that many pixels (``resize="isotropic"``)."""
 
-    def __init__(self, preprocess: Preprocess, grid: int, flow_method: str, edge_fraction: float, ego_motion: str = "none",
-                 picture_pixels: int | None = None, unexplained: bool = False, halted: bool = False,
-                 paused: bool = False):
+    def __init__(
+        self,
+        preprocess: Preprocess,
+        grid: int,
+        flow_method: str,
+        edge_fraction: float,
+        ego_motion: str = "none",
+        picture_pixels: int | None = None,
+        unexplained: bool = False,
+        halted: bool = False,
+        paused: bool = False,
+    ):
         super().__init__()
         self.preprocess, self.grid, self.picture_pixels = preprocess, grid, picture_pixels
         self.flow_method, self.edge_fraction, self.ego_motion = flow_method, edge_fraction, ego_motion
@@ -312,7 +362,9 @@ class FlowStatsEncoder(FrozenEncoder):
         """Per-pixel maps of one clip: averaged ones (T-1, 13 or 14, H, W) and maxed ones (T-1, 2, H, W), with flow
         in percent of the input side (of the picture's geometric-mean side when ``isotropic``), so the
         statistics do not grow with resolution."""
-        scale = 100.0 / (self.picture_pixels**0.5 if self.picture_pixels else max(self.preprocess.size))  # a Python float
+        scale = 100.0 / (
+            self.picture_pixels**0.5 if self.picture_pixels else max(self.preprocess.size)
+        )  # a Python float
         raw = flows(frames, self.flow_method)
         px = remove_ego_motion(raw) if self.ego_motion == "affine" else raw
         f = px * scale
@@ -327,12 +379,23 @@ class FlowStatsEncoder(FrozenEncoder):
         for t in range(1, len(f)):  # change of motion seen when frame t+1 arrives, on frame t-1's texture
             a = vector_norm(lagrangian_acceleration(px[t - 1], px[t])) * scale
             acc[t] = a * textured(grays[t - 1], self.edge_fraction)
-        optional = {"unexplained": lambda: unexplained_pixels(grays, raw),
-                    "halted": lambda: halted_pixels(grays, raw, self.edge_fraction),
-                    "paused": lambda: np.broadcast_to(paused_steps(grays, step_speed(raw, grays))[:, None, None], mag.shape)}
+        optional = {
+            "unexplained": lambda: unexplained_pixels(grays, raw),
+            "halted": lambda: halted_pixels(grays, raw, self.edge_fraction),
+            "paused": lambda: np.broadcast_to(paused_steps(grays, step_speed(raw, grays))[:, None, None], mag.shape),
+        }
         shares = [stopped_pixels(grays)] + [optional[name]() for name in OPTIONAL_STATS if name in self.stats]
-        mean_maps = np.concatenate([mag[:, None], hist, div[:, None], curl[:, None], acc[:, None],
-                                    *(x[:, None].astype(np.float32) for x in shares)], axis=1)
+        mean_maps = np.concatenate(
+            [
+                mag[:, None],
+                hist,
+                div[:, None],
+                curl[:, None],
+                acc[:, None],
+                *(x[:, None].astype(np.float32) for x in shares),
+            ],
+            axis=1,
+        )
         max_maps = np.stack([mag, acc], axis=1)
         return torch.from_numpy(mean_maps).float(), torch.from_numpy(max_maps).float()
 
@@ -354,16 +417,26 @@ class FlowStatsEncoder(FrozenEncoder):
         mean_maps, max_maps = self._maps(frames)
         m = F.adaptive_avg_pool2d(mean_maps, self.grid)
         x = F.adaptive_max_pool2d(max_maps, self.grid)
-        cell = torch.cat([m[:, :1], x[:, :1], m[:, 1:12], x[:, 1:], m[:, 12:]], dim=1)  # (T-1, len(stats), g, g), in order
+        cell = torch.cat(
+            [m[:, :1], x[:, :1], m[:, 1:12], x[:, 1:], m[:, 12:]], dim=1
+        )  # (T-1, len(stats), g, g), in order
         acc = [self.stats.index("acc_mean"), self.stats.index("acc_max")]
         cell[0, acc] = cell[1, acc]  # the first flow has no acceleration yet: it repeats the next step's
         return cell.flatten(2).transpose(1, 2).flatten(1)  # cell-major: (T-1, g² · len(stats))
 
 
 @register_encoder("flow_stats")
-def flow_stats(image_size: int = 160, grid: int = 4, flow_method: str = "farneback", edge_fraction: float = 0.2,
-               ego_motion: str = "none", resize: str = "letterbox", unexplained: bool = False,
-               halted: bool = False, paused: bool = False) -> FrozenEncoder:
+def flow_stats(
+    image_size: int = 160,
+    grid: int = 4,
+    flow_method: str = "farneback",
+    edge_fraction: float = 0.2,
+    ego_motion: str = "none",
+    resize: str = "letterbox",
+    unexplained: bool = False,
+    halted: bool = False,
+    paused: bool = False,
+) -> FrozenEncoder:
     """Optical-flow and trajectory statistics on a ``grid`` x ``grid`` grid; no learned weights.
     ``resize="letterbox"`` fits frames into ``image_size`` like the embedded CNN's, aspect kept: a 16:9 frame
     leaves 44 % of the input on padding, where nothing moves (the top and bottom rows of a 4 x 4 grid are 7/8
@@ -391,23 +464,48 @@ def flow_stats(image_size: int = 160, grid: int = 4, flow_method: str = "farneba
     if ego_motion not in EGO_MOTION:
         raise ValueError(f"flow_stats: ego_motion must be one of {EGO_MOTION}, got {ego_motion!r}")
     if resize not in FLOW_RESIZE:
-        raise ValueError(f"flow_stats: resize must be one of {FLOW_RESIZE} (a crop would cut motion away), got {resize!r}")
+        raise ValueError(
+            f"flow_stats: resize must be one of {FLOW_RESIZE} (a crop would cut motion away), got {resize!r}"
+        )
     canvas = round(image_size * ISOTROPIC_CANVAS) if resize == "isotropic" else image_size
-    pre = Preprocess(size=(canvas, canvas), mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5),
-                     resize="letterbox" if resize == "isotropic" else resize)
-    enc = FlowStatsEncoder(pre, grid, flow_method, edge_fraction, ego_motion,
-                           picture_pixels=image_size**2 if resize == "isotropic" else None, unexplained=unexplained,
-                           halted=halted, paused=paused)
+    pre = Preprocess(
+        size=(canvas, canvas),
+        mean=(0.5, 0.5, 0.5),
+        std=(0.5, 0.5, 0.5),
+        resize="letterbox" if resize == "isotropic" else resize,
+    )
+    enc = FlowStatsEncoder(
+        pre,
+        grid,
+        flow_method,
+        edge_fraction,
+        ego_motion,
+        picture_pixels=image_size**2 if resize == "isotropic" else None,
+        unexplained=unexplained,
+        halted=halted,
+        paused=paused,
+    )
     enc.weights_id = "none"
-    enc.options = {"image_size": image_size, "grid": grid, "flow_method": flow_method, "edge_fraction": edge_fraction,
-                   "cell_stats": list(enc.stats), "still_levels": STILL_LEVELS}
+    enc.options = {
+        "image_size": image_size,
+        "grid": grid,
+        "flow_method": flow_method,
+        "edge_fraction": edge_fraction,
+        "cell_stats": list(enc.stats),
+        "still_levels": STILL_LEVELS,
+    }
     if unexplained:  # absent when off, like the options below
         enc.options["unexplained_levels"] = UNEXPLAINED_LEVELS
     if halted:
         enc.options["halted_px"] = [MOVING_PX, RESTING_PX]
     if paused:
-        enc.options["pause"] = {"held_share": HELD_SHARE, "resting_px": RESTING_PX, "speed_px": PAUSE_SPEED_PX,
-                                "speed_quantile": SPEED_QUANTILE, "speed_where": "changed"}
+        enc.options["pause"] = {
+            "held_share": HELD_SHARE,
+            "resting_px": RESTING_PX,
+            "speed_px": PAUSE_SPEED_PX,
+            "speed_quantile": SPEED_QUANTILE,
+            "speed_where": "changed",
+        }
     if ego_motion != "none":  # absent when off, so the caches of existing runs keep their keys
         enc.options["ego_motion"] = ego_motion
     if resize != "letterbox":

@@ -38,9 +38,11 @@ class PEVariant:
     open_clip_name: str  # timm/<name>/open_clip_model.safetensors
 
     def hub_files(self) -> list[tuple[str, str]]:
-        return [(f"timm/{self.timm_arch}.fb", "model.safetensors"),
-                (f"timm/{self.open_clip_name}", "open_clip_model.safetensors"),
-                (f"facebook/{self.meta_name}", f"{self.meta_name}.pt")]
+        return [
+            (f"timm/{self.timm_arch}.fb", "model.safetensors"),
+            (f"timm/{self.open_clip_name}", "open_clip_model.safetensors"),
+            (f"facebook/{self.meta_name}", f"{self.meta_name}.pt"),
+        ]
 
 
 PE_CORE = {
@@ -69,15 +71,29 @@ def load_meta_checkpoint(model, path: Path) -> None:
         prefix = 0 if getattr(model, "no_embed_class", False) else model.num_prefix_tokens
         side = math.isqrt(pos.shape[1] - prefix)
         if side * side != pos.shape[1] - prefix:
-            raise WeightsNotFoundError(f"{path}: position embedding of {pos.shape[1] - prefix} patches is not a square grid")
-        state["pos_embed"] = resample_abs_pos_embed(pos, new_size=list(model.patch_embed.grid_size), old_size=[side, side],
-                                                    num_prefix_tokens=prefix, interpolation="bicubic", antialias=True)
+            raise WeightsNotFoundError(
+                f"{path}: position embedding of {pos.shape[1] - prefix} patches is not a square grid"
+            )
+        state["pos_embed"] = resample_abs_pos_embed(
+            pos,
+            new_size=list(model.patch_embed.grid_size),
+            old_size=[side, side],
+            num_prefix_tokens=prefix,
+            interpolation="bicubic",
+            antialias=True,
+        )
     model.load_state_dict(state, strict=True)
 
 
 @register_encoder("perception_encoder")
-def perception_encoder(size: str = "G", weights: str | None = "hub", image_size: int | None = None,
-                       output: str = "pooled", layer: int | None = None, tiny: bool = False) -> FrozenEncoder:
+def perception_encoder(
+    size: str = "G",
+    weights: str | None = "hub",
+    image_size: int | None = None,
+    output: str = "pooled",
+    layer: int | None = None,
+    tiny: bool = False,
+) -> FrozenEncoder:
     """``weights``: "hub" (HF cache), a local file/directory, or None (random init).
 
     ``output``: "pooled" (attention-pooled, pre-projection; 1536-d for G), "proj" (CLIP space; 1280-d
@@ -87,19 +103,37 @@ def perception_encoder(size: str = "G", weights: str | None = "hub", image_size:
     if size not in PE_CORE:
         raise ValueError(f"perception_encoder size must be one of {sorted(PE_CORE)}, got {size!r}")
     v = PE_CORE[size]
-    ckpt, weights_id = (None, "random") if weights is None else resolve_file(
-        f"perception_encoder (PE-Core-{size})", weights, v.hub_files(),
-        ("model.safetensors", "open_clip_model.safetensors", f"{v.meta_name}.pt"))
+    ckpt, weights_id = (
+        (None, "random")
+        if weights is None
+        else resolve_file(
+            f"perception_encoder (PE-Core-{size})",
+            weights,
+            v.hub_files(),
+            ("model.safetensors", "open_clip_model.safetensors", f"{v.meta_name}.pt"),
+        )
+    )
     image_size = image_size or (TINY_IMAGE_SIZE if tiny else v.image_size)
     meta_layout = ckpt is not None and ckpt.suffix == ".pt"
     model = create_timm(v.timm_arch, None if meta_layout else ckpt, img_size=image_size, **(TINY if tiny else {}))
     if meta_layout:
         load_meta_checkpoint(model, ckpt)
-    pre = Preprocess(size=(image_size, image_size), mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5),
-                     resize="squash", interpolation="bilinear")
+    pre = Preprocess(
+        size=(image_size, image_size),
+        mean=(0.5, 0.5, 0.5),
+        std=(0.5, 0.5, 0.5),
+        resize="squash",
+        interpolation="bilinear",
+    )
     dims = {"pooled": model.num_features, "proj": model.num_classes, "patch_mean": model.embed_dim}
     enc = TimmViTEncoder(model, pre, output, layer, num_layers=len(model.blocks), dims=dims)
     enc.weights_id = weights_id
-    enc.options = {"size": size, "timm_model": v.timm_arch, "image_size": image_size, "output": output,
-                   "layer": enc.layer, "tiny": tiny}
+    enc.options = {
+        "size": size,
+        "timm_model": v.timm_arch,
+        "image_size": image_size,
+        "output": output,
+        "layer": enc.layer,
+        "tiny": tiny,
+    }
     return enc

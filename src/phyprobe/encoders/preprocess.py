@@ -76,7 +76,9 @@ class Preprocess:
         ch, cw = self.fit_box(h, w)
         if (ch, cw) != (h, w):
             mode = self.interpolation
-            x = F.interpolate(x, size=(ch, cw), mode=mode, antialias=mode in ("bilinear", "bicubic"), align_corners=False)
+            x = F.interpolate(
+                x, size=(ch, cw), mode=mode, antialias=mode in ("bilinear", "bicubic"), align_corners=False
+            )
         mean = torch.tensor(self.mean).view(1, 3, 1, 1)
         std = torch.tensor(self.std).view(1, 3, 1, 1)
         x = (x - mean) / std

@@ -27,8 +27,15 @@ OUTPUTS = ("pooled", "proj", "patch_mean")
 class ViTFrameEncoder(FrozenEncoder):
     """Frames (B, T, 3, H, W) -> (B, T, D); subclasses say how to reach the global and token outputs."""
 
-    def __init__(self, model: torch.nn.Module, preprocess: Preprocess, output: str, layer: int | None,
-                 num_layers: int, dims: dict[str, int]):
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        preprocess: Preprocess,
+        output: str,
+        layer: int | None,
+        num_layers: int,
+        dims: dict[str, int],
+    ):
         super().__init__()
         if output not in dims:
             raise ValueError(f"output must be one of {sorted(dims)}, got {output!r}")
@@ -63,8 +70,9 @@ class TimmViTEncoder(ViTFrameEncoder):
         return self.model.forward_head(self.model.forward_features(x), pre_logits=True)
 
     def block_tokens(self, x: torch.Tensor, layer: int) -> torch.Tensor:
-        return self.model.forward_intermediates(x, indices=[layer], output_fmt="NLC", intermediates_only=True,
-                                                stop_early=True)[0]
+        return self.model.forward_intermediates(
+            x, indices=[layer], output_fmt="NLC", intermediates_only=True, stop_early=True
+        )[0]
 
 
 class OpenClipVisualEncoder(ViTFrameEncoder):
@@ -74,8 +82,9 @@ class OpenClipVisualEncoder(ViTFrameEncoder):
         return self.model(x)
 
     def block_tokens(self, x: torch.Tensor, layer: int) -> torch.Tensor:
-        out = self.model.forward_intermediates(x, indices=[layer], output_fmt="NLC", intermediates_only=True,
-                                               stop_early=True)
+        out = self.model.forward_intermediates(
+            x, indices=[layer], output_fmt="NLC", intermediates_only=True, stop_early=True
+        )
         return out["image_intermediates"][0]
 
 

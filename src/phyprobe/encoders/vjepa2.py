@@ -37,8 +37,15 @@ VJEPA2 = {
     "g": (1408, 40, 22, 48 / 11, 256, "facebook/vjepa2-vitg-fpc64-256"),
     "g384": (1408, 40, 22, 48 / 11, 384, "facebook/vjepa2-vitg-fpc64-384"),
 }
-TINY = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "crop_size": 32,
-        "pred_hidden_size": 16, "pred_num_hidden_layers": 1, "pred_num_attention_heads": 2}
+TINY = {
+    "hidden_size": 32,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 2,
+    "crop_size": 32,
+    "pred_hidden_size": 16,
+    "pred_num_hidden_layers": 1,
+    "pred_num_attention_heads": 2,
+}
 IMAGENET_MEAN, IMAGENET_STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
 
@@ -64,8 +71,10 @@ class VJEPA2Encoder(FrozenEncoder):
         """(B, T, 3, H, W) -> patch tokens (B, T / tubelet, (H/16)*(W/16), D) after block ``layer`` and the final LayerNorm."""
         b, t, _, h, w = clips.shape
         if t % self.tubelet:
-            raise ValueError(f"vjepa2 needs an even number of frames, got {t}; sample frames_for({t}) = "
-                             f"{self.frames_for(t)} frames instead")
+            raise ValueError(
+                f"vjepa2 needs an even number of frames, got {t}; sample frames_for({t}) = "
+                f"{self.frames_for(t)} frames instead"
+            )
         enc = self.model.encoder
         x = enc.embeddings(clips.to(enc.embeddings.patch_embeddings.proj.weight.dtype))
         for block in enc.layer[: self.layer + 1]:
@@ -86,8 +95,14 @@ def _config(size: str, tiny: bool):
 
 
 @register_encoder("vjepa2")
-def vjepa2(size: str = "H", weights: str | None = "hub", layer: int | None = None, resize: str = "letterbox",
-           tiny: bool = False, preprocess: str = "letterbox") -> FrozenEncoder:
+def vjepa2(
+    size: str = "H",
+    weights: str | None = "hub",
+    layer: int | None = None,
+    resize: str = "letterbox",
+    tiny: bool = False,
+    preprocess: str = "letterbox",
+) -> FrozenEncoder:
     """``weights``: "hub" (HF cache), a local ``save_pretrained`` directory, or None (random init).
     ``preprocess``: "letterbox" (the project's; ``resize`` applies) or "official" (resize + centre crop)."""
     if size not in VJEPA2:

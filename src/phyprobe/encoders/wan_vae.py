@@ -28,9 +28,21 @@ from .weights import resolve_pretrained_dir
 
 HF_ID = "Wan-AI/Wan2.2-TI2V-5B-Diffusers"
 # Architecture of Wan2.2-TI2V-5B-Diffusers/vae/config.json; random builds use latents_mean 0, std 1.
-WAN22_ARCH = {"base_dim": 160, "decoder_base_dim": 256, "z_dim": 48, "dim_mult": [1, 2, 4, 4], "num_res_blocks": 2,
-              "attn_scales": [], "temperal_downsample": [False, True, True], "is_residual": True, "in_channels": 12,
-              "out_channels": 12, "patch_size": 2, "scale_factor_spatial": 16, "scale_factor_temporal": 4}
+WAN22_ARCH = {
+    "base_dim": 160,
+    "decoder_base_dim": 256,
+    "z_dim": 48,
+    "dim_mult": [1, 2, 4, 4],
+    "num_res_blocks": 2,
+    "attn_scales": [],
+    "temperal_downsample": [False, True, True],
+    "is_residual": True,
+    "in_channels": 12,
+    "out_channels": 12,
+    "patch_size": 2,
+    "scale_factor_spatial": 16,
+    "scale_factor_temporal": 4,
+}
 TINY = {"base_dim": 8, "decoder_base_dim": 8, "z_dim": 4, "num_res_blocks": 1}
 POOLS = ("mean", "mean_max", "grid")
 
@@ -63,7 +75,9 @@ class WanVAEEncoder(FrozenEncoder):
     def forward_features(self, clips: torch.Tensor) -> torch.Tensor:
         t = clips.shape[1]
         if (t - 1) % 4:
-            raise ValueError(f"wan22_vae needs T = 4k+1 frames, got {t}; sample frames_for({t}) = {next_4k1(t)} instead")
+            raise ValueError(
+                f"wan22_vae needs T = 4k+1 frames, got {t}; sample frames_for({t}) = {next_4k1(t)} instead"
+            )
         x = clips.permute(0, 2, 1, 3, 4).to(self.vae.dtype)  # (B, 3, T, H, W)
         z = self.vae.encode(x).latent_dist.mode()
         z = ((z.float() - self.lat_mean) / self.lat_std).transpose(1, 2)  # (B, steps, C, h, w)
@@ -76,8 +90,13 @@ class WanVAEEncoder(FrozenEncoder):
 
 
 @register_encoder("wan22_vae")
-def wan22_vae(weights: str | None = "hub", image_size: tuple[int, int] | list[int] = (352, 640), pool: str = "mean",
-              grid: int = 4, tiny: bool = False) -> FrozenEncoder:
+def wan22_vae(
+    weights: str | None = "hub",
+    image_size: tuple[int, int] | list[int] = (352, 640),
+    pool: str = "mean",
+    grid: int = 4,
+    tiny: bool = False,
+) -> FrozenEncoder:
     """``weights``: "hub" (HF cache), a local Diffusers repo directory (or its ``vae/`` folder), or None.
 
     ``image_size`` (H, W): frames are letterboxed into it; the default keeps 16:9 at modest cost.
@@ -96,9 +115,17 @@ def wan22_vae(weights: str | None = "hub", image_size: tuple[int, int] | list[in
     f = vae.config.scale_factor_spatial
     if h % f or w % f:
         raise ValueError(f"wan22_vae image_size {(h, w)} must be multiples of {f}")
-    pre = Preprocess(size=(h, w), mean=(0.0, 0.0, 0.0), std=(1.0, 1.0, 1.0), resize="letterbox",
-                     interpolation="bilinear", value_range=(-1.0, 1.0))
+    pre = Preprocess(
+        size=(h, w),
+        mean=(0.0, 0.0, 0.0),
+        std=(1.0, 1.0, 1.0),
+        resize="letterbox",
+        interpolation="bilinear",
+        value_range=(-1.0, 1.0),
+    )
     enc = WanVAEEncoder(vae, pre, pool, grid)
     enc.weights_id = weights_id
-    enc.options = {"hf_id": HF_ID, "image_size": [h, w], "pool": pool, "tiny": tiny} | ({"grid": grid} if pool == "grid" else {})
+    enc.options = {"hf_id": HF_ID, "image_size": [h, w], "pool": pool, "tiny": tiny} | (
+        {"grid": grid} if pool == "grid" else {}
+    )
     return enc

@@ -54,7 +54,9 @@ def _not_found(model: str, what: str, downloads: list[str], local_hint: str) -> 
     )
 
 
-def resolve_file(model: str, weights: str, hub_files: list[tuple[str, str]], local_names: tuple[str, ...]) -> tuple[Path, str]:
+def resolve_file(
+    model: str, weights: str, hub_files: list[tuple[str, str]], local_names: tuple[str, ...]
+) -> tuple[Path, str]:
     """One checkpoint file: the first of ``hub_files`` (repo, filename) in the cache, or a local file/dir.
 
     Several hub repositories can hold the same weights in formats the loader understands (e.g. the
@@ -67,8 +69,7 @@ def resolve_file(model: str, weights: str, hub_files: list[tuple[str, str]], loc
                 return p, _hub_id(p, repo)
         raise _not_found(
             model,
-            "no weights in the Hugging Face cache (looked for "
-            + ", ".join(f"{r}/{f}" for r, f in hub_files) + ").",
+            "no weights in the Hugging Face cache (looked for " + ", ".join(f"{r}/{f}" for r, f in hub_files) + ").",
             [f"hf download {r} {f}" for r, f in hub_files],
             "a checkpoint file, or a directory holding one of " + ", ".join(local_names),
         )
@@ -76,14 +77,20 @@ def resolve_file(model: str, weights: str, hub_files: list[tuple[str, str]], loc
     if p.is_dir():
         found = next((p / n for n in local_names if (p / n).is_file()), None)
         if found is None:
-            raise _not_found(model, f"directory {p} holds none of {', '.join(local_names)}.",
-                             [f"hf download {r} {f} --local-dir {p}" for r, f in hub_files],
-                             "the directory must hold one of those files")
+            raise _not_found(
+                model,
+                f"directory {p} holds none of {', '.join(local_names)}.",
+                [f"hf download {r} {f} --local-dir {p}" for r, f in hub_files],
+                "the directory must hold one of those files",
+            )
         p = found
     if not p.is_file():
-        raise _not_found(model, f"weights path {p} does not exist.",
-                         [f"hf download {r} {f} --local-dir <dir>" for r, f in hub_files],
-                         "a checkpoint file, or a directory holding one of " + ", ".join(local_names))
+        raise _not_found(
+            model,
+            f"weights path {p} does not exist.",
+            [f"hf download {r} {f} --local-dir <dir>" for r, f in hub_files],
+            "a checkpoint file, or a directory holding one of " + ", ".join(local_names),
+        )
     return p, _local_id(p, [p])
 
 
@@ -98,19 +105,30 @@ def resolve_pretrained_dir(model: str, weights: str, repo_id: str, subfolder: st
     if weights == "hub":
         cfg = _cached(repo_id, rel)
         if cfg is None:
-            raise _not_found(model, f"{repo_id} ({rel}) is not in the Hugging Face cache.", download,
-                             f"the downloaded repository directory{' (with its ' + subfolder + '/ folder)' if subfolder else ''}")
+            raise _not_found(
+                model,
+                f"{repo_id} ({rel}) is not in the Hugging Face cache.",
+                download,
+                f"the downloaded repository directory{' (with its ' + subfolder + '/ folder)' if subfolder else ''}",
+            )
         d, wid = cfg.parent, _hub_id(cfg, repo_id)
     else:
         root = Path(weights).expanduser()
         d = next((c for c in ([root / subfolder] if subfolder else []) + [root] if (c / "config.json").is_file()), None)
         if d is None:
-            raise _not_found(model, f"no config.json under {root}" + (f" or {root / subfolder}" if subfolder else "") + ".",
-                             [c + f" --local-dir {root}" for c in download],
-                             "the repository directory, or its model folder")
+            raise _not_found(
+                model,
+                f"no config.json under {root}" + (f" or {root / subfolder}" if subfolder else "") + ".",
+                [c + f" --local-dir {root}" for c in download],
+                "the repository directory, or its model folder",
+            )
         wid = None
     files = sorted(f for pat in ("*.safetensors", "*.bin") for f in d.glob(pat))
     if not files:
-        raise _not_found(model, f"{d} has a config.json but no *.safetensors / *.bin weights (incomplete download?).",
-                         download, "the complete repository directory")
+        raise _not_found(
+            model,
+            f"{d} has a config.json but no *.safetensors / *.bin weights (incomplete download?).",
+            download,
+            "the complete repository directory",
+        )
     return d, wid or _local_id(d, files)

@@ -37,8 +37,9 @@ def video_lookup(manifest: Manifest) -> dict[str, list[str]]:
     return names
 
 
-def read_external_scores(csv_path: str | os.PathLike, manifest: Manifest,
-                         higher_means: str = "violation", whole: Manifest | None = None) -> dict[str, float]:
+def read_external_scores(
+    csv_path: str | os.PathLike, manifest: Manifest, higher_means: str = "violation", whole: Manifest | None = None
+) -> dict[str, float]:
     """``{video id: violation score}`` from a CSV with columns ``video`` and ``score`` (or ``raw_score``, ranked
     when present). ``whole``: the unrestricted manifest ``manifest`` was cut from, whose other videos may be named.
 
@@ -54,8 +55,10 @@ def read_external_scores(csv_path: str | os.PathLike, manifest: Manifest,
         with open(csv_path, encoding="utf-8-sig", newline="") as f:
             _read_rows(csv.DictReader(f), csv_path, manifest, sign, scores, whole)
     except UnicodeDecodeError:
-        raise ExternalScoresError(f"{csv_path}:{_first_non_utf8_line(csv_path)}: not valid UTF-8 (Latin-1 or another "
-                                  "legacy encoding?); save the CSV as UTF-8") from None
+        raise ExternalScoresError(
+            f"{csv_path}:{_first_non_utf8_line(csv_path)}: not valid UTF-8 (Latin-1 or another "
+            "legacy encoding?); save the CSV as UTF-8"
+        ) from None
     except csv.Error as e:
         raise ExternalScoresError(f"{csv_path}: not a readable CSV ({e})") from None
     except IsADirectoryError:
@@ -66,8 +69,13 @@ def read_external_scores(csv_path: str | os.PathLike, manifest: Manifest,
         raise ExternalScoresError(f"{csv_path}: no score rows (only a header): nothing to evaluate")
     missing = missing_videos(scores, manifest)
     if missing:
-        log.warning("%s: %d of %d manifest videos have no score (first: %s)", csv_path, len(missing),
-                    len(manifest.videos), ", ".join(missing[:5]))
+        log.warning(
+            "%s: %d of %d manifest videos have no score (first: %s)",
+            csv_path,
+            len(missing),
+            len(manifest.videos),
+            ", ".join(missing[:5]),
+        )
     return scores
 
 
@@ -95,8 +103,14 @@ def tie_share(values) -> float:
     return sum(c for c in counts.values() if c > 1) / len(values)
 
 
-def _read_rows(reader: csv.DictReader, csv_path, manifest: Manifest, sign: float, scores: dict[str, float],
-               whole: Manifest | None = None) -> None:
+def _read_rows(
+    reader: csv.DictReader,
+    csv_path,
+    manifest: Manifest,
+    sign: float,
+    scores: dict[str, float],
+    whole: Manifest | None = None,
+) -> None:
     """Rows into ``scores``. The ``raw_score`` column is ranked when there is one (``phyprobe score --out`` writes
     it beside the clipped ``score``, which ties at 0 and 1); a row with an ``error`` and no score (a video the
     scorer could not read) is counted and left out, never mistaken for a score; so is a video of ``whole`` (the
@@ -123,27 +137,38 @@ def _read_rows(reader: csv.DictReader, csv_path, manifest: Manifest, sign: float
         if not candidates:
             raise ExternalScoresError(f"{csv_path}:{line}: video {video!r} is not in the manifest at {manifest.root}")
         if len(set(candidates)) > 1:
-            raise ExternalScoresError(f"{csv_path}:{line}: video {video!r} is ambiguous, it may be any of {sorted(set(candidates))}")
+            raise ExternalScoresError(
+                f"{csv_path}:{line}: video {video!r} is ambiguous, it may be any of {sorted(set(candidates))}"
+            )
         vid = candidates[0]
         try:
             value = float(row[column])
         except (TypeError, ValueError):
-            raise ExternalScoresError(f"{csv_path}:{line}: {column} {row[column]!r} for {video!r} is not a number") from None
+            raise ExternalScoresError(
+                f"{csv_path}:{line}: {column} {row[column]!r} for {video!r} is not a number"
+            ) from None
         if not math.isfinite(value):
             raise ExternalScoresError(f"{csv_path}:{line}: score for {video!r} is {value}, not a finite number")
         if vid in scores:
             raise ExternalScoresError(f"{csv_path}:{line}: video {vid!r} was already scored on line {where[vid]}")
         scores[vid], where[vid] = sign * value, line
     if outside:
-        log.warning("%s: %d rows name videos outside the benchmark's (first: line %d, %s): left out", csv_path,
-                    len(outside), *outside[0])
+        log.warning(
+            "%s: %d rows name videos outside the benchmark's (first: line %d, %s): left out",
+            csv_path,
+            len(outside),
+            *outside[0],
+        )
     if failed:
         log.warning("%s: %d rows are errors (videos the evaluator could not score): left out", csv_path, failed)
     share = tie_share(scores.values())
     if column == "score" and share > TIE_WARNING:
-        log.warning("%s: %.0f %% of the scores tie with another (clipped scores?): ties count half in every pairwise "
-                    "figure; give a 'raw_score' column (phyprobe score --out writes one) to rank unclipped scores",
-                    csv_path, 100 * share)
+        log.warning(
+            "%s: %.0f %% of the scores tie with another (clipped scores?): ties count half in every pairwise "
+            "figure; give a 'raw_score' column (phyprobe score --out writes one) to rank unclipped scores",
+            csv_path,
+            100 * share,
+        )
 
 
 def missing_videos(scores: Mapping[str, float], manifest: Manifest) -> list[str]:

@@ -222,8 +222,12 @@ def score_range(raw_scores) -> dict[str, float]:
     """
     s = np.asarray(raw_scores, dtype=float)
     if len(s) == 0:
-        return {**{f"p{q}": float("nan") for q in PERCENTILES},
-                "share_below_0": float("nan"), "share_above_1": float("nan"), "share_outside_01": float("nan")}
+        return {
+            **{f"p{q}": float("nan") for q in PERCENTILES},
+            "share_below_0": float("nan"),
+            "share_above_1": float("nan"),
+            "share_outside_01": float("nan"),
+        }
     out = {f"p{q}": float(v) for q, v in zip(PERCENTILES, np.percentile(s, PERCENTILES))}
     out["share_below_0"] = float(np.mean(s < 0))
     out["share_above_1"] = float(np.mean(s > 1))

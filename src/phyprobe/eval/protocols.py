@@ -103,7 +103,7 @@ def _acc(boot: _Boot, sa, sb, label=None, tie_credit: float = 0.5) -> dict:
     sa, sb = np.asarray(sa, dtype=float), np.asarray(sb, dtype=float)
     y = np.ones(len(sa)) if label is None else np.asarray(label, dtype=float)
     keep = y != 0.5
-    return boot(lambda a, b, l: M.pairwise_accuracy(a, b, l, tie_credit), sa[keep], sb[keep], y[keep])
+    return boot(lambda a, b, y: M.pairwise_accuracy(a, b, y, tie_credit), sa[keep], sb[keep], y[keep])
 
 
 def _median(boot: _Boot, x) -> dict:
@@ -151,7 +151,9 @@ def _violated_vs_twin(vt: pd.DataFrame) -> pd.DataFrame:
     return _same_scene_pairs(vt, vt["variant"] == "violated", vt["variant"] == "plausible")
 
 
-def violated_twin_pairs(manifest: Manifest, scores: Mapping[str, float], twin_keys: tuple[str, ...] = TWIN_KEYS) -> pd.DataFrame:
+def violated_twin_pairs(
+    manifest: Manifest, scores: Mapping[str, float], twin_keys: tuple[str, ...] = TWIN_KEYS
+) -> pd.DataFrame:
     """Every scored violated clip (side ``_a``) against each scored plausible clip of its twin group (side
     ``_b``), one row per pair with both sides' :func:`video_table` columns: the pairs the world's same-scene
     accuracy counts (the violated clip should score higher)."""
@@ -181,8 +183,9 @@ def _cross_scene(vt: pd.DataFrame, pairs: pd.DataFrame, boot: _Boot) -> dict:
 # protocols
 
 
-def _quality(manifest: Manifest, scores, boot: _Boot, severe: float = 0.5,
-             twin_keys: tuple[str, ...] = TWIN_KEYS) -> dict:
+def _quality(
+    manifest: Manifest, scores, boot: _Boot, severe: float = 0.5, twin_keys: tuple[str, ...] = TWIN_KEYS
+) -> dict:
     """How much of the score is visual quality rather than physics.
 
     ``quality_outscores_violation``: over all (quality-degraded plausible clip, violating clip with
@@ -205,18 +208,26 @@ def _quality(manifest: Manifest, scores, boot: _Boot, severe: float = 0.5,
     return {
         f"quality_outscores_violation_{sev_key}": outscores(qv),
         f"quality_outscores_violation_{sev_key}_by_degradation": {
-            d: outscores(qv[qv["degradation_a"].astype(str) == d]) for d in degradations},
+            d: outscores(qv[qv["degradation_a"].astype(str) == d]) for d in degradations
+        },
         "quality_shift": _mean(boot, qual_shift),
         "quality_shift_by_degradation": {
-            d: _mean(boot, qual_shift[qual["degradation"].astype(str) == d]) for d in degradations},
+            d: _mean(boot, qual_shift[qual["degradation"].astype(str) == d]) for d in degradations
+        },
         "violation_shift": _mean(boot, viol["score"] - viol["twin_score"]),
         f"violation_shift_{sev_key}": _mean(boot, (viol["score"] - viol["twin_score"])[viol["severity"] >= severe]),
     }
 
 
-def _world(manifest: Manifest, scores, boot: _Boot, severe: float = 0.5, obvious: float = 0.8,
-           severity_bins: tuple[float, ...] = SEVERITY_BINS,
-           twin_keys: tuple[str, ...] = TWIN_KEYS) -> dict:
+def _world(
+    manifest: Manifest,
+    scores,
+    boot: _Boot,
+    severe: float = 0.5,
+    obvious: float = 0.8,
+    severity_bins: tuple[float, ...] = SEVERITY_BINS,
+    twin_keys: tuple[str, ...] = TWIN_KEYS,
+) -> dict:
     """The physics world's held-out figures. Same-scene accuracy compares each violated clip with
     the plausible clip(s) of its own scene (built from the videos table, grouped by ``twin_keys``),
     so it needs no pairs table; cross-scene, gen-gen and real-real figures read the pairs table."""
@@ -239,29 +250,41 @@ def _world(manifest: Manifest, scores, boot: _Boot, severe: float = 0.5, obvious
     return {
         "coverage": _coverage(manifest, scores),
         "same_scene_accuracy": _acc(boot, ss["score_a"], ss["score_b"]),
-        f"same_scene_accuracy_severity_ge_{severe:g}": _acc(boot, ss["score_a"][sev >= severe], ss["score_b"][sev >= severe]),
+        f"same_scene_accuracy_severity_ge_{severe:g}": _acc(
+            boot, ss["score_a"][sev >= severe], ss["score_b"][sev >= severe]
+        ),
         "same_scene_accuracy_by_family": {
-            str(f): _acc(boot, g["score_a"], g["score_b"]) for f, g in ss.groupby(ss["family_a"].astype(str))},
+            str(f): _acc(boot, g["score_a"], g["score_b"]) for f, g in ss.groupby(ss["family_a"].astype(str))
+        },
         "same_scene_accuracy_by_severity": by_sev,
         f"same_scene_accuracy_severity_ge_{severe:g}_by_aspect": {
-            str(a): _acc(boot, g["score_a"], g["score_b"]) for a, g in severe_ss.groupby("aspect_a")},
+            str(a): _acc(boot, g["score_a"], g["score_b"]) for a, g in severe_ss.groupby("aspect_a")
+        },
         # by the footage's source clip (one camera and scene each; rendered worlds have none, so nothing)
         f"same_scene_accuracy_severity_ge_{severe:g}_by_clip": {
-            str(a): _acc(boot, g["score_a"], g["score_b"]) for a, g in severe_ss.groupby("clip_a")},
+            str(a): _acc(boot, g["score_a"], g["score_b"]) for a, g in severe_ss.groupby("clip_a")
+        },
         "cross_scene_accuracy": _cross_scene(vt, pairs, boot),
         "gen_gen_accuracy": _acc(boot, gg["sa"], gg["sb"], gg["label"]),
         "real_real_median_gap": _median(boot, np.abs(rr["sa"] - rr["sb"])),
         "median_score_plausible": _median(boot, vt.loc[vt["variant"] == "plausible", "score"]),
         f"median_score_severity_ge_{obvious:g}": _median(
-            boot, vt.loc[(vt["variant"] == "violated") & (vt["severity"] >= obvious), "score"]),
+            boot, vt.loc[(vt["variant"] == "violated") & (vt["severity"] >= obvious), "score"]
+        ),
         "auroc_plausible_vs_violated": boot(M.auroc, (pv["variant"] == "violated").to_numpy(), pv["score"].to_numpy()),
         "score_range": boot(M.score_range, vt["score"].to_numpy()),
         "quality_confound": _quality(manifest, scores, boot, severe=severe, twin_keys=twin_keys),
     }
 
 
-def _pairwise(manifest: Manifest, scores, boot: _Boot, kind: str | list[str] | None = None,
-              correspondence: str | list[str] | None = None, tie_credit: float = 0.5) -> dict:
+def _pairwise(
+    manifest: Manifest,
+    scores,
+    boot: _Boot,
+    kind: str | list[str] | None = None,
+    correspondence: str | list[str] | None = None,
+    tie_credit: float = 0.5,
+) -> dict:
     """Matched-pair accuracy (e.g. ImplausiBench: mean [s(implausible) > s(real)], formats.md §4).
 
     Label ties are skipped; exact model ties earn ``tie_credit`` (0.5; 0.0 gives the strict ``>`` of
@@ -271,13 +294,16 @@ def _pairwise(manifest: Manifest, scores, boot: _Boot, kind: str | list[str] | N
     p = p[one_of(p["kind"], kind) & one_of(p["correspondence"], correspondence)]
     out = {
         "coverage": _coverage(manifest, scores),
-        "pairwise_accuracy": {**_acc(boot, p["sa"], p["sb"], p["label"], tie_credit),
-                              "skipped_label_ties": int((p["label"] == 0.5).sum())},
+        "pairwise_accuracy": {
+            **_acc(boot, p["sa"], p["sb"], p["label"], tie_credit),
+            "skipped_label_ties": int((p["label"] == 0.5).sum()),
+        },
     }
     for col in ("kind", "correspondence"):
         if p[col].nunique() > 1:
             out[f"pairwise_accuracy_by_{col}"] = {
-                str(k): _acc(boot, g["sa"], g["sb"], g["label"], tie_credit) for k, g in p.groupby(col)}
+                str(k): _acc(boot, g["sa"], g["sb"], g["label"], tie_credit) for k, g in p.groupby(col)
+            }
     return out
 
 
@@ -301,8 +327,10 @@ def _tie_calibrated(names: tuple[str, str]) -> Callable:
             without_ties: boot(M.accuracy_without_ties, h[h != 0], m[h != 0]),
         }
 
-    protocol.__doc__ = (f"``{names[0]}`` (tie-calibrated, all pairs; ``tie_calibration`` = videoalign | deutsch) "
-                        f"and ``{names[1]}`` (label ties dropped).")
+    protocol.__doc__ = (
+        f"``{names[0]}`` (tie-calibrated, all pairs; ``tie_calibration`` = videoalign | deutsch) "
+        f"and ``{names[1]}`` (label ties dropped)."
+    )
     return protocol
 
 
@@ -319,8 +347,9 @@ def _pid(manifest: Manifest, scores, boot: _Boot, threshold: float = 0.5) -> dic
     }
 
 
-def _correlation(manifest: Manifest, scores, boot: _Boot, human_key: str,
-                 human_higher_means: str = "violation") -> dict:
+def _correlation(
+    manifest: Manifest, scores, boot: _Boot, human_key: str, human_higher_means: str = "violation"
+) -> dict:
     """Spearman / Pearson / Kendall tau-b between the violation score and a per-video human score
     in ``metadata[human_key]``, reported x1 (VideoScore2 reports x100, formats.md §1.3).
 
@@ -334,8 +363,11 @@ def _correlation(manifest: Manifest, scores, boot: _Boot, human_key: str,
     human = pd.to_numeric(metadata_field(vt, human_key), errors="coerce").to_numpy(dtype=float)
     keep = np.isfinite(human)
     sign = -1.0 if human_higher_means == "plausible" else 1.0
-    both = boot(lambda h, s: {"spearman": M.spearman(h, s), "pearson": M.pearson(h, s), "kendall": M.kendall(h, s)},
-                sign * human[keep], vt["score"].to_numpy()[keep])
+    both = boot(
+        lambda h, s: {"spearman": M.spearman(h, s), "pearson": M.pearson(h, s), "kendall": M.kendall(h, s)},
+        sign * human[keep],
+        vt["score"].to_numpy()[keep],
+    )
     return {"coverage": _coverage(manifest, scores), **both}
 
 
@@ -350,8 +382,16 @@ PROTOCOLS: dict[str, Callable] = {
 }
 
 
-def evaluate(manifest: Manifest, scores: Mapping[str, float], protocol: str, *, n_boot: int = 1000,
-             seed: int = 0, alpha: float = 0.05, **kw) -> dict:
+def evaluate(
+    manifest: Manifest,
+    scores: Mapping[str, float],
+    protocol: str,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    alpha: float = 0.05,
+    **kw,
+) -> dict:
     """Figures of ``protocol`` for per-video violation ``scores`` (id -> raw score) on ``manifest``.
 
     ``kw`` are the protocol's own options (see each protocol's docstring); an unknown one is an error.
@@ -361,9 +401,17 @@ def evaluate(manifest: Manifest, scores: Mapping[str, float], protocol: str, *, 
     return PROTOCOLS[protocol](manifest, scores, _Boot(n_boot, seed, alpha), **kw)
 
 
-def same_scene_margin(manifest: Manifest, scores: Mapping[str, float], other: Mapping[str, float], *,
-                      severe: float = 0.5, twin_keys: tuple[str, ...] = TWIN_KEYS, n_boot: int = 1000,
-                      seed: int = 0, alpha: float = 0.05) -> dict:
+def same_scene_margin(
+    manifest: Manifest,
+    scores: Mapping[str, float],
+    other: Mapping[str, float],
+    *,
+    severe: float = 0.5,
+    twin_keys: tuple[str, ...] = TWIN_KEYS,
+    n_boot: int = 1000,
+    seed: int = 0,
+    alpha: float = 0.05,
+) -> dict:
     """World same-scene accuracy at severity >= ``severe`` of ``scores`` minus that of ``other``, with a
     *paired* bootstrap: each resample draws the same twin pairs for both evaluators, so the interval
     is that of the difference, far narrower than two separate intervals would suggest."""
@@ -379,8 +427,9 @@ def same_scene_margin(manifest: Manifest, scores: Mapping[str, float], other: Ma
     return _Boot(n_boot, seed, alpha)(diff, *(both[c].to_numpy(float) for c in cols))
 
 
-def same_scene_margins(restricted: Mapping[str, tuple], scores: Mapping[str, float], other: Mapping[str, float],
-                       n_boot: int = 1000) -> dict:
+def same_scene_margins(
+    restricted: Mapping[str, tuple], scores: Mapping[str, float], other: Mapping[str, float], n_boot: int = 1000
+) -> dict:
     """``{benchmark: margin}``: the model's same-scene accuracy (severity >= the benchmark's ``severe``)
     minus ``other``'s, paired-bootstrapped, on every benchmark evaluated under the world protocol."""
     out = {}
@@ -433,11 +482,15 @@ class Benchmark:
             builders = {"world": sources.world, "unseen_footage": sources.unseen_footage}
             builder = options.pop("builder", "world")
             if builder not in builders:
-                raise InvalidOption(f"benchmark {self.name!r}: build.builder {builder!r} is not one of {sorted(builders)}")
+                raise InvalidOption(
+                    f"benchmark {self.name!r}: build.builder {builder!r} is not one of {sorted(builders)}"
+                )
             builders[builder](self.manifest, **options)
         if not (Path(self.manifest) / "videos.jsonl").is_file():
-            raise MissingInput(f"benchmark {self.name!r}: no manifest at {self.manifest}; write it with its converter, "
-                               f"`phyprobe data prepare NAME --root DOWNLOAD_DIR --out {self.manifest}` (docs/datasets/)")
+            raise MissingInput(
+                f"benchmark {self.name!r}: no manifest at {self.manifest}; write it with its converter, "
+                f"`phyprobe data prepare NAME --root DOWNLOAD_DIR --out {self.manifest}` (docs/datasets/)"
+            )
         return self.restrict(Manifest.load(self.manifest))
 
     def restrict(self, m: Manifest) -> Manifest:
@@ -472,11 +525,16 @@ def load_benchmark(cfg: str | os.PathLike | Mapping, root: str | os.PathLike | N
     if missing:
         raise InvalidOption(f"benchmark config {cfg.get('name', '?')!r} lacks {missing}")
     proto = cfg["protocol"]
-    protocols = {proto: dict(cfg.get("kwargs") or {})} if isinstance(proto, str) else {
-        k: dict(v or {}) for k, v in proto.items()}
+    protocols = (
+        {proto: dict(cfg.get("kwargs") or {})}
+        if isinstance(proto, str)
+        else {k: dict(v or {}) for k, v in proto.items()}
+    )
     unknown = set(protocols) - set(PROTOCOLS)
     if unknown:
-        raise InvalidOption(f"benchmark {cfg['name']!r}: unknown protocol(s) {sorted(unknown)}; known: {sorted(PROTOCOLS)}")
+        raise InvalidOption(
+            f"benchmark {cfg['name']!r}: unknown protocol(s) {sorted(unknown)}; known: {sorted(PROTOCOLS)}"
+        )
     split = cfg.get("split")
     manifest = cfg["manifest"]
     build = dict(cfg["build"]) if cfg.get("build") is not None else None
@@ -484,7 +542,9 @@ def load_benchmark(cfg: str | os.PathLike | Mapping, root: str | os.PathLike | N
         build["source_dir"] = root / build["source_dir"]  # a folder of footage to draw from, like ``manifest``
     return Benchmark(
         name=cfg["name"],
-        manifest=None if manifest is None else (root / manifest if not Path(manifest).is_absolute() else Path(manifest)),
+        manifest=None
+        if manifest is None
+        else (root / manifest if not Path(manifest).is_absolute() else Path(manifest)),
         protocols=protocols,
         split=[split] if isinstance(split, str) else split,
         where=dict(cfg.get("where") or {}),

@@ -36,8 +36,14 @@ def _find(result: Mapping, key_start: str) -> Mapping | None:
     return None
 
 
-def _bars(ax, leaves: Mapping[str, Mapping], color: str = "C0", offset: float = 0.0, width: float = 0.8,
-          label: str | None = None) -> None:
+def _bars(
+    ax,
+    leaves: Mapping[str, Mapping],
+    color: str = "C0",
+    offset: float = 0.0,
+    width: float = 0.8,
+    label: str | None = None,
+) -> None:
     names = list(leaves)
     val = np.array([np.nan if leaves[k]["value"] is None else leaves[k]["value"] for k in names], dtype=float)
     lo = np.array([np.nan if leaves[k]["low"] is None else leaves[k]["low"] for k in names], dtype=float)
@@ -45,8 +51,9 @@ def _bars(ax, leaves: Mapping[str, Mapping], color: str = "C0", offset: float = 
     x = np.arange(len(names)) + offset
     err = np.vstack([np.clip(val - lo, 0, None), np.clip(hi - val, 0, None)])
     ax.bar(x, np.nan_to_num(val), width, yerr=np.nan_to_num(err), capsize=3, color=color, label=label)
-    ax.set_xticks(np.arange(len(names)), [f"{k}\n(n={leaves[k]['n']})" for k in names], rotation=30, ha="right",
-                  fontsize=8)
+    ax.set_xticks(
+        np.arange(len(names)), [f"{k}\n(n={leaves[k]['n']})" for k in names], rotation=30, ha="right", fontsize=8
+    )
 
 
 def _save(fig, out_dir: Path, name: str) -> str:
@@ -64,7 +71,11 @@ def _group(scores_df: pd.DataFrame) -> pd.Series:
     elif "metadata" in scores_df:
         variant = scores_df["metadata"].map(lambda d: d.get("variant") if isinstance(d, dict) else None)
     real = np.where(scores_df.get("is_real", pd.Series(False, index=scores_df.index)).astype(bool), "real", "generated")
-    variant = pd.Series(real, index=scores_df.index) if variant is None else variant.fillna(pd.Series(real, index=scores_df.index))
+    variant = (
+        pd.Series(real, index=scores_df.index)
+        if variant is None
+        else variant.fillna(pd.Series(real, index=scores_df.index))
+    )
     source = scores_df["source"].astype(str) if "source" in scores_df else pd.Series("all", index=scores_df.index)
     return source + " / " + variant.astype(str)
 
@@ -82,8 +93,13 @@ def _plot_distributions(scores_df: pd.DataFrame, out_dir: Path) -> str | None:
     rng = np.random.default_rng(0)
     for i, d in enumerate(data, start=1):
         ax.scatter(i + rng.uniform(-0.15, 0.15, len(d)), d, s=6, alpha=0.5, color="C0")
-    ax.set_xticks(range(1, len(names) + 1), [f"{g}\n(n={len(d)})" for g, d in zip(names, data)], rotation=30,
-                  ha="right", fontsize=8)
+    ax.set_xticks(
+        range(1, len(names) + 1),
+        [f"{g}\n(n={len(d)})" for g, d in zip(names, data)],
+        rotation=30,
+        ha="right",
+        fontsize=8,
+    )
     ax.set_ylabel(f"{col} (higher = more violating)")
     ax.set_title("Score distribution per source / variant")
     ax.legend(loc="upper left", fontsize=8)
@@ -120,8 +136,9 @@ def _plot_reliability(scores_df: pd.DataFrame, out_dir: Path, n_bins: int = 5) -
     return _save(fig, out_dir, "reliability.png")
 
 
-def _plot_leaves(leaves: Mapping | None, out_dir: Path, name: str, title: str, ylabel: str,
-                 chance: float | None = 0.5) -> str | None:
+def _plot_leaves(
+    leaves: Mapping | None, out_dir: Path, name: str, title: str, ylabel: str, chance: float | None = 0.5
+) -> str | None:
     if not leaves:
         return None
     fig, ax = plt.subplots(figsize=(max(4.5, 0.9 * len(leaves) + 2), 3.8))
@@ -142,8 +159,11 @@ def _plot_quality(metrics: Mapping, out_dir: Path) -> str | None:
     for k in ("quality_shift", "violation_shift"):
         if isinstance(qc.get(k), Mapping) and qc[k]["n"]:
             shifts[k.replace("_", " ")] = qc[k]
-    outs = {k.replace("quality_outscores_violation_", "").replace("_ge_", " ≥ "): v for k, v in qc.items()
-            if k.startswith("quality_outscores") and isinstance(v, Mapping) and "value" in v}
+    outs = {
+        k.replace("quality_outscores_violation_", "").replace("_ge_", " ≥ "): v
+        for k, v in qc.items()
+        if k.startswith("quality_outscores") and isinstance(v, Mapping) and "value" in v
+    }
     if not any(v["n"] for v in shifts.values()):
         return None
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), gridspec_kw={"width_ratios": [3, 1]})
@@ -154,8 +174,9 @@ def _plot_quality(metrics: Mapping, out_dir: Path) -> str | None:
     if outs:
         _bars(axes[1], outs, color="C3")
         axes[1].set_ylim(0, 1)
-        axes[1].set_title("degraded plausible clip outscores\na violating clip of its scene\n(lower = better)",
-                          fontsize=9)
+        axes[1].set_title(
+            "degraded plausible clip outscores\na violating clip of its scene\n(lower = better)", fontsize=9
+        )
     else:
         axes[1].axis("off")
     return _save(fig, out_dir, "quality_confound.png")
@@ -184,15 +205,24 @@ def _table(metrics: Mapping) -> list[str]:
 
 
 def _cost_table(cost: Mapping) -> list[str]:
-    rows = [("videos", cost.get("videos")), ("model calls / video", cost.get("calls_per_video")),
-            ("prompt tokens / video", cost.get("prompt_tokens_per_video")),
-            ("completion tokens / video", cost.get("completion_tokens_per_video")),
-            ("seconds / video (wall)", cost.get("seconds_per_video"))]
+    rows = [
+        ("videos", cost.get("videos")),
+        ("model calls / video", cost.get("calls_per_video")),
+        ("prompt tokens / video", cost.get("prompt_tokens_per_video")),
+        ("completion tokens / video", cost.get("completion_tokens_per_video")),
+        ("seconds / video (wall)", cost.get("seconds_per_video")),
+    ]
     return ["| cost | value |", "|---|---:|", *(f"| {k} | {'—' if v is None else f'{v:.4g}'} |" for k, v in rows)]
 
 
-def write_report(metrics: dict, scores_df: pd.DataFrame, out_dir: str | os.PathLike, title: str = "phyprobe evaluation",
-                 notes: list[str] | None = None, cost: Mapping | None = None) -> Path:
+def write_report(
+    metrics: dict,
+    scores_df: pd.DataFrame,
+    out_dir: str | os.PathLike,
+    title: str = "phyprobe evaluation",
+    notes: list[str] | None = None,
+    cost: Mapping | None = None,
+) -> Path:
     """``out_dir/report.md`` plus its PNGs, from ``evaluate`` output (one protocol's dict or
     ``{protocol: dict}``) and a per-video table with columns ``id, score, raw_score`` and video
     fields (``source``, ``is_real``, ``magnitude``, ``metadata`` or ``variant``). ``notes`` are shown
@@ -202,16 +232,35 @@ def write_report(metrics: dict, scores_df: pd.DataFrame, out_dir: str | os.PathL
     plots = [
         ("Score distributions", _plot_distributions(scores_df, out)),
         ("Calibration", _plot_reliability(scores_df, out)),
-        ("Accuracy by violation family", _plot_leaves(
-            _find(metrics, "same_scene_accuracy_by_family"), out, "accuracy_by_family.png",
-            "Same-scene accuracy by violation family", "pairwise accuracy")),
-        ("Accuracy by severity", _plot_leaves(
-            _find(metrics, "same_scene_accuracy_by_severity"), out, "accuracy_by_severity.png",
-            "Same-scene accuracy by severity bin", "pairwise accuracy")),
+        (
+            "Accuracy by violation family",
+            _plot_leaves(
+                _find(metrics, "same_scene_accuracy_by_family"),
+                out,
+                "accuracy_by_family.png",
+                "Same-scene accuracy by violation family",
+                "pairwise accuracy",
+            ),
+        ),
+        (
+            "Accuracy by severity",
+            _plot_leaves(
+                _find(metrics, "same_scene_accuracy_by_severity"),
+                out,
+                "accuracy_by_severity.png",
+                "Same-scene accuracy by severity bin",
+                "pairwise accuracy",
+            ),
+        ),
         ("Quality confound", _plot_quality(metrics, out)),
     ]
-    lines = [f"# {title}", "", f"{len(scores_df)} scored videos. Scores: higher = more physically violating; "
-             "error bars and intervals are 95 % percentile bootstrap over the figure's units.", ""]
+    lines = [
+        f"# {title}",
+        "",
+        f"{len(scores_df)} scored videos. Scores: higher = more physically violating; "
+        "error bars and intervals are 95 % percentile bootstrap over the figure's units.",
+        "",
+    ]
     lines += [f"> **Note:** {n}" for n in notes or []] + ([""] if notes else [])
     if cost:
         lines += ["## Cost", "", *_cost_table(cost), ""]
@@ -246,13 +295,22 @@ def ablation_bars(summary_df: pd.DataFrame, out_png: str | os.PathLike) -> Path:
     fig, axes = plt.subplots(nrow, ncol, figsize=(4.2 * ncol, 3.4 * nrow), squeeze=False)
     for ax, metric in zip(axes.flat, metrics_):
         sub = summary_df[summary_df["metric"] == metric].set_index("run").reindex(runs)
-        leaves = {r: {"value": sub.at[r, "value"], "low": sub.at[r, "low"], "high": sub.at[r, "high"],
-                      "n": sub.at[r, "n"] if "n" in sub else ""} for r in runs}
-        leaves = {r: {k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in d.items()}
-                  for r, d in leaves.items()}
+        leaves = {
+            r: {
+                "value": sub.at[r, "value"],
+                "low": sub.at[r, "low"],
+                "high": sub.at[r, "high"],
+                "n": sub.at[r, "n"] if "n" in sub else "",
+            }
+            for r in runs
+        }
+        leaves = {
+            r: {k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in d.items()}
+            for r, d in leaves.items()
+        }
         _bars(ax, leaves, color=[f"C{i}" for i in range(len(runs))])
         ax.set_title(metric, fontsize=9)
-    for ax in list(axes.flat)[len(metrics_):]:
+    for ax in list(axes.flat)[len(metrics_) :]:
         ax.axis("off")
     out = Path(out_png)
     out.parent.mkdir(parents=True, exist_ok=True)

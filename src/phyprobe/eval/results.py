@@ -15,8 +15,21 @@ from pathlib import Path
 import pandas as pd
 
 FIGURE = "same_scene_accuracy_severity_ge_0.5"
-COLUMNS = ["design", "role", "benchmark", "build", "seed", "value", "low", "high", "n", "motion", "margin", "margin_low",
-           "margin_high"]
+COLUMNS = [
+    "design",
+    "role",
+    "benchmark",
+    "build",
+    "seed",
+    "value",
+    "low",
+    "high",
+    "n",
+    "motion",
+    "margin",
+    "margin_low",
+    "margin_high",
+]
 
 
 def _read(path: Path) -> dict:
@@ -35,16 +48,28 @@ def _seed_and_build(run: Path) -> tuple[int | None, str | None, Path | None]:
     return seed, Path(bench["manifest"]).name if bench.get("manifest") else None, trained
 
 
-def _row(design: str, role: str, benchmark: str, build: str | None, seed, res: dict, motion: dict | None,
-         margin: dict | None) -> dict | None:
+def _row(
+    design: str, role: str, benchmark: str, build: str | None, seed, res: dict, motion: dict | None, margin: dict | None
+) -> dict | None:
     leaf = (res.get("world") or {}).get(FIGURE)
     if not leaf or leaf.get("value") is None:
         return None
     m = ((motion or {}).get("world") or {}).get(FIGURE) or {}
-    return {"design": design, "role": role, "benchmark": benchmark, "build": build, "seed": seed,
-            "value": leaf["value"], "low": leaf.get("low"), "high": leaf.get("high"), "n": leaf.get("n"),
-            "motion": m.get("value"), "margin": (margin or {}).get("value"), "margin_low": (margin or {}).get("low"),
-            "margin_high": (margin or {}).get("high")}
+    return {
+        "design": design,
+        "role": role,
+        "benchmark": benchmark,
+        "build": build,
+        "seed": seed,
+        "value": leaf["value"],
+        "low": leaf.get("low"),
+        "high": leaf.get("high"),
+        "n": leaf.get("n"),
+        "motion": m.get("value"),
+        "margin": (margin or {}).get("value"),
+        "margin_low": (margin or {}).get("low"),
+        "margin_high": (margin or {}).get("high"),
+    }
 
 
 def run_rows(run: str | Path, design: str, role: str) -> list[dict]:
@@ -56,11 +81,31 @@ def run_rows(run: str | Path, design: str, role: str) -> list[dict]:
     if "benchmarks" in m:  # a training run: its own held-out benchmarks, on its own data
         data = Path(_read(run / "run_info.json")["config"]["data"]["source"].get("out_dir") or "").name or None
         for name, res in m["benchmarks"].items():
-            rows.append(_row(design, role, name, data, seed, res, (m.get("baselines") or {}).get("motion", {}).get(name),
-                             (m.get("margins") or {}).get("motion", {}).get(name)))
+            rows.append(
+                _row(
+                    design,
+                    role,
+                    name,
+                    data,
+                    seed,
+                    res,
+                    (m.get("baselines") or {}).get("motion", {}).get(name),
+                    (m.get("margins") or {}).get("motion", {}).get(name),
+                )
+            )
     else:
-        rows.append(_row(design, role, m["benchmark"], build, seed, m["results"], (m.get("baselines") or {}).get("motion"),
-                         (m.get("margins") or {}).get("motion")))
+        rows.append(
+            _row(
+                design,
+                role,
+                m["benchmark"],
+                build,
+                seed,
+                m["results"],
+                (m.get("baselines") or {}).get("motion"),
+                (m.get("margins") or {}).get("motion"),
+            )
+        )
     return [r for r in rows if r is not None]
 
 
@@ -74,9 +119,16 @@ def over_seeds(long: pd.DataFrame) -> pd.DataFrame:
     """Mean ± sd over seeds of each (design, role, benchmark, build): the figure, the heuristic's and the margin, the
     lowest interval start of the margin, and the seeds read."""
     g = long.groupby(["design", "role", "benchmark", "build"], sort=False, dropna=False)
-    out = g.agg(mean=("value", "mean"), sd=("value", "std"), motion=("motion", "mean"), margin=("margin", "mean"),
-                margin_sd=("margin", "std"), lowest_margin_low=("margin_low", "min"), n=("n", "first"),
-                seeds=("seed", lambda s: " ".join(str(int(x)) for x in sorted(s.dropna()))))
+    out = g.agg(
+        mean=("value", "mean"),
+        sd=("value", "std"),
+        motion=("motion", "mean"),
+        margin=("margin", "mean"),
+        margin_sd=("margin", "std"),
+        lowest_margin_low=("margin_low", "min"),
+        n=("n", "first"),
+        seeds=("seed", lambda s: " ".join(str(int(x)) for x in sorted(s.dropna()))),
+    )
     return out.reset_index().fillna({"sd": 0.0, "margin_sd": 0.0})
 
 
@@ -88,13 +140,16 @@ def _cell(row: pd.Series | None) -> str:
     return f"{row['mean']:.3f}{spread}"
 
 
-def headline_markdown(table: pd.DataFrame, rows: list[tuple[str, str, str, str]], designs: list[tuple[str, str]],
-                      baseline_of: str) -> str:
+def headline_markdown(
+    table: pd.DataFrame, rows: list[tuple[str, str, str, str]], designs: list[tuple[str, str]], baseline_of: str
+) -> str:
     """The README's table: ``rows`` are (label, role, benchmark, build); a column per (design, header), then the motion
     heuristic on the same pairs (read from ``baseline_of``'s runs) and n."""
     index = {(r.design, r.role, r.benchmark, r.build): r for r in table.itertuples(index=False)}
-    head = ["| | " + " | ".join(h for _, h in designs) + " | motion heuristic | n pairs |",
-            "|---|" + "---|" * (len(designs) + 2)]
+    head = [
+        "| | " + " | ".join(h for _, h in designs) + " | motion heuristic | n pairs |",
+        "|---|" + "---|" * (len(designs) + 2),
+    ]
     lines = []
     for label, role, bench, build in rows:
         cells = []
@@ -114,16 +169,18 @@ TABLE_START, TABLE_END = "<!-- results table: written by results/generate.py -->
 def readme_table(over: pd.DataFrame, spec: dict) -> str:
     """The README's table from the over-seeds table and its spec (``results/readme_table.json``: designs, rows,
     the design whose runs give the heuristic's column)."""
-    return headline_markdown(over, [tuple(r) for r in spec["rows"]], [tuple(d) for d in spec["designs"]], spec["baseline_of"])
+    return headline_markdown(
+        over, [tuple(r) for r in spec["rows"]], [tuple(d) for d in spec["designs"]], spec["baseline_of"]
+    )
 
 
 def table_block(text: str) -> str | None:
     """The table between the README's markers (None without them)."""
     if TABLE_START not in text or TABLE_END not in text:
         return None
-    return text[text.index(TABLE_START) + len(TABLE_START): text.index(TABLE_END)].strip("\n")
+    return text[text.index(TABLE_START) + len(TABLE_START) : text.index(TABLE_END)].strip("\n")
 
 
 def with_table(text: str, table: str) -> str:
     """``text`` with the table between its markers replaced by ``table``."""
-    return text[: text.index(TABLE_START) + len(TABLE_START)] + "\n" + table + "\n" + text[text.index(TABLE_END):]
+    return text[: text.index(TABLE_START) + len(TABLE_START)] + "\n" + table + "\n" + text[text.index(TABLE_END) :]

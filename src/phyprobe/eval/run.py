@@ -18,15 +18,17 @@ from pathlib import Path
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
+from ..baselines.motion import motion_scores
 from ..errors import InvalidOption
 from ..runinfo import atomic_write_json, save_run_info
-from ..baselines.motion import motion_scores
 from .protocols import load_benchmark, same_scene_margins
 
 log = logging.getLogger(__name__)
 
-STANDIN_NOTE = ("These figures come from offline stand-ins (OpenCV substitutes), not from the published "
-                "models of the evaluator they stand in for.")
+STANDIN_NOTE = (
+    "These figures come from offline stand-ins (OpenCV substitutes), not from the published "
+    "models of the evaluator they stand in for."
+)
 
 
 def scorer_feature_table(scorer, manifest, cache_dir: str | Path, extract: dict):
@@ -35,16 +37,28 @@ def scorer_feature_table(scorer, manifest, cache_dir: str | Path, extract: dict)
     from ..features.extract import extract_features
     from ..training.pipeline import load_feature_table
 
-    cache = extract_features(manifest, scorer.encoder, scorer.clip, cache_dir,
-                             dtype=str(scorer.feature_dtype).replace("torch.", ""), **extract)
+    cache = extract_features(
+        manifest,
+        scorer.encoder,
+        scorer.clip,
+        cache_dir,
+        dtype=str(scorer.feature_dtype).replace("torch.", ""),
+        **extract,
+    )
     feats, _, kept, skipped = load_feature_table(cache, manifest)
     for s in skipped:
         log.warning("not scored: %s (%s)", s["path"], s["reason"])
     return feats, kept
 
 
-def scorer_scores(scorer_dir: str | Path, manifest, cache_dir: str | Path, extract: dict,
-                  clip: dict | None = None, reading: dict | None = None) -> dict[str, float]:
+def scorer_scores(
+    scorer_dir: str | Path,
+    manifest,
+    cache_dir: str | Path,
+    extract: dict,
+    clip: dict | None = None,
+    reading: dict | None = None,
+) -> dict[str, float]:
     """Raw scores of every readable video of ``manifest`` (unreadable ones are reported and left out), each read as
     the scorer's reading says: a video read as one clip through the feature cache, as in training; one longer than
     the clip in the reading's windows. ``clip`` / ``reading``: read the videos otherwise than the scorer was trained
@@ -61,11 +75,17 @@ def scorer_scores(scorer_dir: str | Path, manifest, cache_dir: str | Path, extra
         if reading:
             scorer.reading = Reading(**{**scorer.reading.to_dict(), **reading})
     except (TypeError, ValueError) as e:
-        raise InvalidOption(f"clip={clip} reading={reading}: {e} (clip: num_frames, mode, fps; reading: mode, stride, "
-                            "combine)") from None
+        raise InvalidOption(
+            f"clip={clip} reading={reading}: {e} (clip: num_frames, mode, fps; reading: mode, stride, combine)"
+        ) from None
     if clip or reading:
-        log.info("reading the videos as %s, %s, not as the scorer was trained (%s, %s)", scorer.clip, scorer.reading,
-                 scorer.config.get("clip"), scorer.config.get("reading"))
+        log.info(
+            "reading the videos as %s, %s, not as the scorer was trained (%s, %s)",
+            scorer.clip,
+            scorer.reading,
+            scorer.config.get("clip"),
+            scorer.config.get("reading"),
+        )
     windowed = manifest.videos["path"].map(lambda p: scorer.in_windows(manifest.video_path(p))).to_numpy(dtype=bool)
     scores = {}
     if not windowed.all():
@@ -74,7 +94,9 @@ def scorer_scores(scorer_dir: str | Path, manifest, cache_dir: str | Path, extra
     if windowed.any():
         long = manifest.videos[windowed]
         log.info("%d videos longer than the clip: read in %s", len(long), scorer.reading.describe(scorer.window_length))
-        for vid, path, raw in zip(long["id"], long["path"], scorer.score_raw_many(manifest.video_path(p) for p in long["path"])):
+        for vid, path, raw in zip(
+            long["id"], long["path"], scorer.score_raw_many(manifest.video_path(p) for p in long["path"])
+        ):
             if isinstance(raw, Exception):
                 log.warning("not scored: %s (%s)", path, getattr(raw, "reason", raw))
             else:
@@ -82,9 +104,16 @@ def scorer_scores(scorer_dir: str | Path, manifest, cache_dir: str | Path, extra
     return scores
 
 
-def vjepa2_surprisal_from_config(manifest, size: str = "L", weights: str | None = "hub", tiny: bool = False,
-                            context: int = 2, stat: str = "max", num_frames: int = 32,
-                            protocol: str = "windowed") -> dict[str, float]:
+def vjepa2_surprisal_from_config(
+    manifest,
+    size: str = "L",
+    weights: str | None = "hub",
+    tiny: bool = False,
+    context: int = 2,
+    stat: str = "max",
+    num_frames: int = 32,
+    protocol: str = "windowed",
+) -> dict[str, float]:
     """V-JEPA 2's own-predictor surprisal (its ``stat`` over the clip) on every readable video; on the GPU when there is one."""
     import torch
 
@@ -94,16 +123,22 @@ def vjepa2_surprisal_from_config(manifest, size: str = "L", weights: str | None 
 
     if stat not in vs.STATS:
         raise InvalidOption(f"vjepa2_surprisal.stat must be one of {vs.STATS}, got {stat!r}")
-    encoder = from_config("vjepa2", size=size, weights=weights, tiny=tiny).to("cuda" if torch.cuda.is_available() else "cpu")
+    encoder = from_config("vjepa2", size=size, weights=weights, tiny=tiny).to(
+        "cuda" if torch.cuda.is_available() else "cpu"
+    )
     scores = vs.vjepa2_surprisal_scores(manifest, encoder, ClipSpec(num_frames), context=context, protocol=protocol)
     if not scores:
         raise InvalidOption(f"vjepa2_surprisal.num_frames={num_frames} makes one tubelet per clip: nothing to predict")
     return scores[stat]
 
 
-BASELINES = {"motion": ("baseline: motion", lambda cfg, m: motion_scores(m, cache_dir=cfg.paths.baseline_cache_dir)),
-             "vjepa2_surprisal": ("baseline: vjepa2_surprisal",
-                                  lambda cfg, m: vjepa2_surprisal_from_config(m, **OmegaConf.to_container(cfg.vjepa2_surprisal)))}
+BASELINES = {
+    "motion": ("baseline: motion", lambda cfg, m: motion_scores(m, cache_dir=cfg.paths.baseline_cache_dir)),
+    "vjepa2_surprisal": (
+        "baseline: vjepa2_surprisal",
+        lambda cfg, m: vjepa2_surprisal_from_config(m, **OmegaConf.to_container(cfg.vjepa2_surprisal)),
+    ),
+}
 
 
 def _margins(cfg: DictConfig, bench, manifest, scores: dict) -> dict:
@@ -132,8 +167,10 @@ def run_eval(cfg: DictConfig) -> dict:
     manifest = bench.load_manifest()
     sources = [k for k in ("scorer", "run", "scores_csv", "baseline", "judge") if cfg.get(k)]
     if len(sources) != 1:
-        raise InvalidOption("give exactly one of scorer=DIR, run=RUN_DIR, scores_csv=FILE, baseline=NAME or judge=NAME "
-                         f"(got {sources or 'none'})")
+        raise InvalidOption(
+            "give exactly one of scorer=DIR, run=RUN_DIR, scores_csv=FILE, baseline=NAME or judge=NAME "
+            f"(got {sources or 'none'})"
+        )
     for key in ("clip", "reading"):
         if cfg.get(key) and not (cfg.get("scorer") or cfg.get("run")):
             raise InvalidOption(f"{key}= sets how a scorer reads the videos; it has no meaning for {sources[0]}=")
@@ -145,30 +182,44 @@ def run_eval(cfg: DictConfig) -> dict:
         scores, evaluator, cost, standin = judged.scores, judged.name, judged.cost, judged.standin
     elif cfg.get("baseline"):
         if cfg.baseline not in BASELINES:
-            raise InvalidOption(f"unknown baseline {cfg.baseline!r}: eval.py runs {sorted(BASELINES)}; "
-                             "same-encoder feature surprisal runs inside train.py")
+            raise InvalidOption(
+                f"unknown baseline {cfg.baseline!r}: eval.py runs {sorted(BASELINES)}; "
+                "same-encoder feature surprisal runs inside train.py"
+            )
         evaluator, compute = BASELINES[cfg.baseline]
         scores = compute(cfg, manifest)
     elif cfg.get("scores_csv"):
+        from ..data.manifest import Manifest
         from .external import read_external_scores
 
-        from ..data.manifest import Manifest
-
-        scores = read_external_scores(cfg.scores_csv, manifest, higher_means=cfg.higher_means,
-                                      whole=Manifest.load(bench.manifest))
+        scores = read_external_scores(
+            cfg.scores_csv, manifest, higher_means=cfg.higher_means, whole=Manifest.load(bench.manifest)
+        )
         evaluator = str(cfg.scores_csv)
     else:
         scorer_dir = Path(cfg.scorer) if cfg.get("scorer") else Path(cfg.run) / "scorer"
         clip = OmegaConf.to_container(cfg.clip) if cfg.get("clip") else None
         reading = OmegaConf.to_container(cfg.reading) if cfg.get("reading") else None
-        scores = scorer_scores(scorer_dir, manifest, cfg.paths.cache_dir, OmegaConf.to_container(cfg.extract), clip, reading)
-        evaluator = str(scorer_dir) + (f" (clips read as {clip})" if clip else "") + (f" (read as {reading})" if reading else "")
+        scores = scorer_scores(
+            scorer_dir, manifest, cfg.paths.cache_dir, OmegaConf.to_container(cfg.extract), clip, reading
+        )
+        evaluator = (
+            str(scorer_dir)
+            + (f" (clips read as {clip})" if clip else "")
+            + (f" (read as {reading})" if reading else "")
+        )
     if cost is None:  # no model calls: the cost is the wall time of scoring
         from ..judges.base import local_cost
 
         cost = local_cost(len(scores), time.perf_counter() - t0)
-    metrics = {"benchmark": bench.name, "evaluator": evaluator, "direction": bench.direction, "standin": standin,
-               "cost": cost, "results": bench.evaluate(scores, manifest=manifest, n_boot=cfg.n_boot, seed=cfg.seed)}
+    metrics = {
+        "benchmark": bench.name,
+        "evaluator": evaluator,
+        "direction": bench.direction,
+        "standin": standin,
+        "cost": cost,
+        "results": bench.evaluate(scores, manifest=manifest, n_boot=cfg.n_boot, seed=cfg.seed),
+    }
     metrics.update(_margins(cfg, bench, manifest, scores))
     atomic_write_json(out / "metrics.json", metrics)
     table = manifest.videos[manifest.videos["id"].isin(scores.keys())].copy()
@@ -179,8 +230,11 @@ def run_eval(cfg: DictConfig) -> dict:
         from .report import fmt_leaf, write_report
 
         notes = [STANDIN_NOTE] if standin else []
-        notes += [f"Paired margin over the {name} baseline (same-scene accuracy at the benchmark's severity threshold): "
-                  f"{fmt_leaf(margin)}" for name, margin in metrics.get("margins", {}).items()]
+        notes += [
+            f"Paired margin over the {name} baseline (same-scene accuracy at the benchmark's severity threshold): "
+            f"{fmt_leaf(margin)}"
+            for name, margin in metrics.get("margins", {}).items()
+        ]
         write_report(metrics["results"], table, out, title=f"{evaluator} on {bench.name}", notes=notes, cost=cost)
     log.info("wrote %s", out / "metrics.json")
     return metrics

@@ -32,8 +32,11 @@ def shortcut_diagnostics(videos: pd.DataFrame, scores: Mapping[str, float], n_bo
     ``b``: above 0.5, b's plausible clips score higher than a's."""
     boot = _Boot(n_boot, seed)
     p = plausible_by_source(videos, scores)
-    out: dict = {"median_score_plausible_by_source": {
-        str(s): _median(boot, g["score"]) for s, g in p.groupby("source", sort=True)}}
+    out: dict = {
+        "median_score_plausible_by_source": {
+            str(s): _median(boot, g["score"]) for s, g in p.groupby("source", sort=True)
+        }
+    }
     auroc, sep = {}, {}
     for a, b in combinations(sorted(p["source"].unique()), 2):
         both = p[p["source"].isin([a, b])]
@@ -50,9 +53,14 @@ def markdown(diagnostics: Mapping[str, Mapping]) -> list[str]:
 
     sources = sorted({s for d in diagnostics.values() for s in d["median_score_plausible_by_source"]})
     pairs = sorted({k for d in diagnostics.values() for k in d["source_separability"]})
-    lines = ["| evaluator | " + " | ".join(f"median plausible: {s}" for s in sources)
-             + " | " + " | ".join(f"separability {k}" for k in pairs) + " |",
-             "|---|" + "---|" * (len(sources) + len(pairs))]
+    lines = [
+        "| evaluator | "
+        + " | ".join(f"median plausible: {s}" for s in sources)
+        + " | "
+        + " | ".join(f"separability {k}" for k in pairs)
+        + " |",
+        "|---|" + "---|" * (len(sources) + len(pairs)),
+    ]
     for name, d in diagnostics.items():
         cells = [fmt_leaf(d["median_score_plausible_by_source"].get(s)) for s in sources]
         cells += [fmt_leaf(d["source_separability"].get(k)) for k in pairs]

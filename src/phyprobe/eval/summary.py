@@ -69,8 +69,13 @@ def over_seeds(head: pd.DataFrame) -> pd.DataFrame | None:
         return None
     g = arms.groupby(["arm", "metric"], sort=False)["value"]
     stats = g.agg(["mean", "std", "min", "max", "count"]).reset_index()
-    stats["cell"] = stats.apply(lambda r: f"{r['mean']:.3f} ± {0.0 if pd.isna(r['std']) else r['std']:.3f} "
-                                          f"({r['min']:.3f}, {r['max']:.3f}) n={int(r['count'])}", axis=1)
+    stats["cell"] = stats.apply(
+        lambda r: (
+            f"{r['mean']:.3f} ± {0.0 if pd.isna(r['std']) else r['std']:.3f} "
+            f"({r['min']:.3f}, {r['max']:.3f}) n={int(r['count'])}"
+        ),
+        axis=1,
+    )
     return stats.pivot(index="metric", columns="arm", values="cell").reindex(list(dict.fromkeys(head["metric"])))
 
 
@@ -80,7 +85,9 @@ def summarize(sweep_dir: str | Path, figures: tuple[str, ...] = DEFAULT_FIGURES)
     long.to_csv(sweep_dir / "summary.csv", index=False)
     head = long[long["metric"].isin(figures)]
     if not head.empty:
-        cell = head.apply(lambda r: f"{r.value:.3f} [{r.low:.3f}, {r.high:.3f}]" if pd.notna(r.low) else f"{r.value:.3f}", axis=1)
+        cell = head.apply(
+            lambda r: f"{r.value:.3f} [{r.low:.3f}, {r.high:.3f}]" if pd.notna(r.low) else f"{r.value:.3f}", axis=1
+        )
         wide = head.assign(cell=cell).pivot(index="run", columns="metric", values="cell")
         wide = wide[[f for f in figures if f in wide.columns]]
         text = wide.to_markdown() + "\n"

@@ -121,8 +121,10 @@ def read_run(path: str | Path) -> RunFigures:
         margins = {base: {name: margin} for base, margin in m.get("margins", {}).items()}
         build = str(config.get("benchmark", {}).get("manifest") or name)
         return RunFigures(run_dir, "eval", {name: m["results"]["world"]}, margins, {name: "out"}, build, config)
-    raise InvalidOption(f"{metrics_file}: neither a training run's metrics (no 'benchmarks') nor an evaluation of a "
-                        "twin-pair benchmark (no 'benchmark' with 'results.world')")
+    raise InvalidOption(
+        f"{metrics_file}: neither a training run's metrics (no 'benchmarks') nor an evaluation of a "
+        "twin-pair benchmark (no 'benchmark' with 'results.world')"
+    )
 
 
 def _benchmarks(run: RunFigures, role: str) -> list[str]:
@@ -134,12 +136,15 @@ def _benchmarks(run: RunFigures, role: str) -> list[str]:
     if role == "cross":
         out = [b for b in HELD_OUT_SCENES if str(run.distribution.get(b, "in")).startswith("out") and b in run.figures]
         if not out:
-            raise InvalidOption(f"{run.path}: no world's test scenes are 'out' of its training, so it is no cross-world "
-                                f"run (distribution: {run.distribution})")
+            raise InvalidOption(
+                f"{run.path}: no world's test scenes are 'out' of its training, so it is no cross-world "
+                f"run (distribution: {run.distribution})"
+            )
         return out
     if run.kind != "eval":
-        raise InvalidOption(f"{run.path}: --{role.replace('_', '-')} takes eval.py outputs (one benchmark each), "
-                            "not a training run")
+        raise InvalidOption(
+            f"{run.path}: --{role.replace('_', '-')} takes eval.py outputs (one benchmark each), not a training run"
+        )
     return list(run.figures)
 
 
@@ -147,8 +152,11 @@ def _design(config: dict, skip: tuple[str, ...]) -> dict:
     """A run's configuration without what names or places the run (its own output directory in any value)."""
     flat = pd.json_normalize(config).iloc[0].to_dict() if config else {}
     own = str(flat.get("paths.output_dir") or "\0")
-    return {k: ("<run dir>" + v[len(own):] if isinstance(v, str) and v.startswith(own) else v)
-            for k, v in flat.items() if not k.startswith(skip)}
+    return {
+        k: ("<run dir>" + v[len(own) :] if isinstance(v, str) and v.startswith(own) else v)
+        for k, v in flat.items()
+        if not k.startswith(skip)
+    }
 
 
 def check_one_design(runs: list[RunFigures], role: str) -> None:
@@ -162,8 +170,10 @@ def check_one_design(runs: list[RunFigures], role: str) -> None:
         if role == "cross":  # the two directions differ by the world they train on
             keys = [k for k in keys if k not in ("data.train_sources",)]
         if keys:
-            raise InvalidOption(f"{r.path}: differs from {runs[0].path} in {', '.join(keys[:6])}"
-                                f"{' ...' if len(keys) > 6 else ''}; one role's runs may differ by seed only")
+            raise InvalidOption(
+                f"{r.path}: differs from {runs[0].path} in {', '.join(keys[:6])}"
+                f"{' ...' if len(keys) > 6 else ''}; one role's runs may differ by seed only"
+            )
 
 
 def _leaf(run: RunFigures, target: Target, bench: str) -> dict | None:
@@ -195,8 +205,22 @@ def judge(roles: dict[str, list[str | Path]]) -> pd.DataFrame:
                     if leaf is not None and leaf.get("value") is not None:
                         cells.setdefault((bench, run.build), []).append(leaf)
             if not cells:
-                rows.append(dict(role=role, figure=target.figure, benchmark="-", build="", asked=target.asked,
-                                 runs=0, mean=None, sd=None, low=None, first_interval=None, n=None, met=None))
+                rows.append(
+                    dict(
+                        role=role,
+                        figure=target.figure,
+                        benchmark="-",
+                        build="",
+                        asked=target.asked,
+                        runs=0,
+                        mean=None,
+                        sd=None,
+                        low=None,
+                        first_interval=None,
+                        n=None,
+                        met=None,
+                    )
+                )
             for (bench, build), leaves in cells.items():
                 values = [leaf["value"] for leaf in leaves]
                 lows = [leaf.get("low") for leaf in leaves]
@@ -206,13 +230,39 @@ def judge(roles: dict[str, list[str | Path]]) -> pd.DataFrame:
                 if target.low_above is not None:  # every run's interval must start above the value
                     low = min((x for x in lows if x is not None), default=None)
                     met = met and low is not None and low > target.low_above
-                rows.append(dict(role=role, figure=target.figure, benchmark=bench, build=build, asked=target.asked,
-                                 runs=len(values), mean=mean,
-                                 sd=float(pd.Series(values).std(ddof=1)) if len(values) > 1 else None,
-                                 low=low, first_interval=(leaves[0].get("low"), leaves[0].get("high")),
-                                 n=leaves[0].get("n"), met=bool(met)))
-    return pd.DataFrame(rows, columns=["role", "figure", "benchmark", "build", "asked", "runs", "mean", "sd", "low",
-                                       "first_interval", "n", "met"])
+                rows.append(
+                    dict(
+                        role=role,
+                        figure=target.figure,
+                        benchmark=bench,
+                        build=build,
+                        asked=target.asked,
+                        runs=len(values),
+                        mean=mean,
+                        sd=float(pd.Series(values).std(ddof=1)) if len(values) > 1 else None,
+                        low=low,
+                        first_interval=(leaves[0].get("low"), leaves[0].get("high")),
+                        n=leaves[0].get("n"),
+                        met=bool(met),
+                    )
+                )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "role",
+            "figure",
+            "benchmark",
+            "build",
+            "asked",
+            "runs",
+            "mean",
+            "sd",
+            "low",
+            "first_interval",
+            "n",
+            "met",
+        ],
+    )
 
 
 def as_markdown(table: pd.DataFrame) -> str:
@@ -225,13 +275,18 @@ def as_markdown(table: pd.DataFrame) -> str:
         low, high = r["first_interval"]
         return text + (f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else "")
 
-    shown = pd.DataFrame({
-        "role": table["role"], "figure": table["figure"],
-        "benchmark": [b + (f" ({build})" if build else "") for b, build in zip(table["benchmark"], table["build"])],
-        "asked": table["asked"], "measured": table.apply(measured, axis=1),
-        "runs": table["runs"], "n": table["n"],
-        "met": table["met"].map({True: "yes", False: "no"}).fillna("-"),
-    })
+    shown = pd.DataFrame(
+        {
+            "role": table["role"],
+            "figure": table["figure"],
+            "benchmark": [b + (f" ({build})" if build else "") for b, build in zip(table["benchmark"], table["build"])],
+            "asked": table["asked"],
+            "measured": table.apply(measured, axis=1),
+            "runs": table["runs"],
+            "n": table["n"],
+            "met": table["met"].map({True: "yes", False: "no"}).fillna("-"),
+        }
+    )
     return shown.to_markdown(index=False)
 
 
@@ -262,8 +317,10 @@ def _cli(args) -> int:
     trained = table[table["role"].isin(["default", "cross"]) & (table["runs"] > 0)]
     few = trained[trained["runs"] < SEEDS_ASKED].groupby(["role", "benchmark"])["runs"].min()
     if len(few):
-        print(f"\nnote: the targets ask for {SEEDS_ASKED} seeds of a design (of each direction across worlds); "
-              "fewer here: " + ", ".join(f"{role} {bench}: {n}" for (role, bench), n in few.items()))
+        print(
+            f"\nnote: the targets ask for {SEEDS_ASKED} seeds of a design (of each direction across worlds); "
+            "fewer here: " + ", ".join(f"{role} {bench}: {n}" for (role, bench), n in few.items())
+        )
     met, unmet = tally(table)
     print(f"\n{met} met, {unmet} not met")
     if args.json:

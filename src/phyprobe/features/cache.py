@@ -50,7 +50,12 @@ log = logging.getLogger(__name__)
 
 def cache_key(encoder_desc: dict, clip: ClipSpec, dtype: str, manifest_root: str | os.PathLike) -> str:
     blob = json.dumps(
-        {"encoder": encoder_desc, "clip": clip.to_dict(), "dtype": dtype, "manifest": str(Path(manifest_root).resolve())},
+        {
+            "encoder": encoder_desc,
+            "clip": clip.to_dict(),
+            "dtype": dtype,
+            "manifest": str(Path(manifest_root).resolve()),
+        },
         sort_keys=True,
     )
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
@@ -63,13 +68,25 @@ def sample_key(video_id: str) -> str:
 
 
 class FeatureCache:
-    def __init__(self, root: str | os.PathLike, encoder_desc: dict, clip: ClipSpec, manifest_root: str | os.PathLike, dtype: str = "float16"):
+    def __init__(
+        self,
+        root: str | os.PathLike,
+        encoder_desc: dict,
+        clip: ClipSpec,
+        manifest_root: str | os.PathLike,
+        dtype: str = "float16",
+    ):
         if dtype not in ("float16", "float32"):
             raise ValueError(f"feature cache dtype must be float16 or float32, got {dtype!r}")
         self.dtype = dtype
         self.key = cache_key(encoder_desc, clip, dtype, manifest_root)
         self.dir = Path(root) / f"{encoder_desc['name']}-{self.key}"
-        self.spec = {"encoder": encoder_desc, "clip": clip.to_dict(), "dtype": dtype, "manifest": str(Path(manifest_root).resolve())}
+        self.spec = {
+            "encoder": encoder_desc,
+            "clip": clip.to_dict(),
+            "dtype": dtype,
+            "manifest": str(Path(manifest_root).resolve()),
+        }
 
     def prepare(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -102,7 +119,9 @@ class FeatureCache:
         A warm run must decode nothing, so a corrupt file is not retried on every run; replacing
         the file (new size or mtime) makes it eligible again.
         """
-        return {vid for vid, r in self.failures().items() if vid in paths and r.get("stat", False) == file_stat(paths[vid])}
+        return {
+            vid for vid, r in self.failures().items() if vid in paths and r.get("stat", False) == file_stat(paths[vid])
+        }
 
     def content_records(self) -> dict[str, dict]:
         """id -> the record of the file it was encoded from (its latest: ``sha256``, and ``stat`` when written)."""
@@ -284,8 +303,14 @@ class ShardWriter:
     def _path(self) -> Path:
         return self.dir / f"shard-{self.rank_name}-{self._seq:06d}.tar"
 
-    def write(self, video_id: str, feats: torch.Tensor | np.ndarray, times: np.ndarray, content: str | None = None,
-              stat: list[int] | None = None) -> None:
+    def write(
+        self,
+        video_id: str,
+        feats: torch.Tensor | np.ndarray,
+        times: np.ndarray,
+        content: str | None = None,
+        stat: list[int] | None = None,
+    ) -> None:
         """``content``: sha256 of the video file, and ``stat`` its (size, mtime) when read, recorded so the same
         bytes are never encoded twice and a file replaced since is noticed (:meth:`FeatureCache.changed_ids`)."""
         if video_id in self._published:
@@ -339,5 +364,3 @@ def _atomic_write_text(path: Path, text: str) -> None:
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     tmp.write_text(text)
     os.replace(tmp, path)
-
-

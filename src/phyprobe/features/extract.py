@@ -106,8 +106,13 @@ class ShardWriterCallback(BasePredictionWriter):
     same features (or the same failure) without being decoded again.
     """
 
-    def __init__(self, cache: FeatureCache, shard_size: int = 256, copies: dict[str, list[tuple[str, str, str | None]]] | None = None,
-                 flush_seconds: float = 30.0):
+    def __init__(
+        self,
+        cache: FeatureCache,
+        shard_size: int = 256,
+        copies: dict[str, list[tuple[str, str, str | None]]] | None = None,
+        flush_seconds: float = 30.0,
+    ):
         super().__init__(write_interval="batch")
         self.cache, self.shard_size, self.flush_seconds = cache, shard_size, flush_seconds
         self.copies = copies or {}
@@ -116,7 +121,9 @@ class ShardWriterCallback(BasePredictionWriter):
         self.num_failed = 0
 
     def on_predict_start(self, trainer, pl_module):
-        self._writer = self.cache.writer(rank=trainer.global_rank, shard_size=self.shard_size, flush_seconds=self.flush_seconds)
+        self._writer = self.cache.writer(
+            rank=trainer.global_rank, shard_size=self.shard_size, flush_seconds=self.flush_seconds
+        )
 
     def write_on_batch_end(self, trainer, pl_module, prediction, batch_indices, batch, batch_idx, dataloader_idx=0):
         for vid, path, reason in prediction["failed"]:
@@ -171,17 +178,31 @@ def extract_features(
     paths = {v: manifest.video_path(p) for v, p in zip(manifest.videos["id"], manifest.videos["path"])}
     changed = cache.changed_ids(paths)
     if changed:
-        log.warning("%s: %d videos changed since they were encoded (%s, ...); encoding them again", cache.dir, len(changed),
-                    paths[min(changed)])
+        log.warning(
+            "%s: %d videos changed since they were encoded (%s, ...); encoding them again",
+            cache.dir,
+            len(changed),
+            paths[min(changed)],
+        )
         cache.forget(changed)
     skip = cache.done_ids() | cache.known_failures(paths)
     todo = [(v, p) for v, p in paths.items() if v not in skip]
     if not todo:
         return cache
     if callable(getattr(encoder, "derive", None)):
-        base_cache = extract_features(manifest.keep(manifest.videos["id"].isin([v for v, _ in todo]).to_numpy()), encoder.base,
-                                      clip, cache_root, encoder.base_dtype, batch_size, num_workers, shard_size, trainer_kwargs,
-                                      encoder_threads, flush_seconds)
+        base_cache = extract_features(
+            manifest.keep(manifest.videos["id"].isin([v for v, _ in todo]).to_numpy()),
+            encoder.base,
+            clip,
+            cache_root,
+            encoder.base_dtype,
+            batch_size,
+            num_workers,
+            shard_size,
+            trainer_kwargs,
+            encoder_threads,
+            flush_seconds,
+        )
         _derive_from_base(cache, base_cache, encoder, todo, shard_size, flush_seconds)
         return cache
     todo, copies = _share_content(cache, todo, shard_size, flush_seconds)
@@ -200,7 +221,13 @@ def extract_features(
         pin_memory=torch.cuda.is_available(),
     )
     writer = ShardWriterCallback(cache, shard_size, copies, flush_seconds)
-    kw = {"accelerator": "auto", "devices": 1, "logger": False, "enable_checkpointing": False, "enable_model_summary": False}
+    kw = {
+        "accelerator": "auto",
+        "devices": 1,
+        "logger": False,
+        "enable_checkpointing": False,
+        "enable_model_summary": False,
+    }
     kw.update(trainer_kwargs or {})
     with torch.random.fork_rng(devices=[]):
         trainer = L.Trainer(callbacks=[writer], **kw)
@@ -209,8 +236,14 @@ def extract_features(
     return cache
 
 
-def _derive_from_base(cache: FeatureCache, base_cache: FeatureCache, encoder: FrozenEncoder, todo: list[tuple[str, Path]],
-                      shard_size: int, flush_seconds: float) -> None:
+def _derive_from_base(
+    cache: FeatureCache,
+    base_cache: FeatureCache,
+    encoder: FrozenEncoder,
+    todo: list[tuple[str, Path]],
+    shard_size: int,
+    flush_seconds: float,
+) -> None:
     """Features of an encoder computed from another's (``encoder.derive``: a dynamics model on its base),
     read from the base's cache: the base is encoded once for every model fitted on it. A video the base
     could not read fails here too, with the base's reason."""
@@ -222,8 +255,13 @@ def _derive_from_base(cache: FeatureCache, base_cache: FeatureCache, encoder: Fr
         for s in base_cache.iter_samples():
             if s["id"] in want:
                 r = records.get(s["id"], {})  # the video's, so a changed file is noticed here too
-                w.write(s["id"], encoder.derive(torch.from_numpy(s["feats"])), s["times"], content=r.get("sha256"),
-                        stat=r.get("stat"))
+                w.write(
+                    s["id"],
+                    encoder.derive(torch.from_numpy(s["feats"])),
+                    s["times"],
+                    content=r.get("sha256"),
+                    stat=r.get("stat"),
+                )
         for vid, path in todo:
             if vid in failures:
                 w.fail(vid, str(path), failures[vid]["reason"])
@@ -231,8 +269,9 @@ def _derive_from_base(cache: FeatureCache, base_cache: FeatureCache, encoder: Fr
         w.close()
 
 
-def _share_content(cache: FeatureCache, todo: list[tuple[str, Path]], shard_size: int, flush_seconds: float
-                   ) -> tuple[list[tuple[str, Path]], dict[str, list[tuple[str, str, str | None]]]]:
+def _share_content(
+    cache: FeatureCache, todo: list[tuple[str, Path]], shard_size: int, flush_seconds: float
+) -> tuple[list[tuple[str, Path]], dict[str, list[tuple[str, str, str | None]]]]:
     """Split ``todo`` into one representative per distinct content (to encode) and its copies;
     ids whose content is already cached under another id get those features now."""
     digests, paths = {v: content_hash(p) for v, p in todo}, dict(todo)
@@ -270,8 +309,12 @@ def add_cli(sub) -> None:
     p.add_argument("--num-frames", type=_positive_int, default=16)
     p.add_argument("--cache", type=Path, default=Path(".cache/features"))
     p.add_argument("--batch-size", type=_positive_int, default=8)
-    p.add_argument("--shard-size", type=_positive_int, default=256,
-                   help="videos per published shard (work is also published every 30 s)")
+    p.add_argument(
+        "--shard-size",
+        type=_positive_int,
+        default=256,
+        help="videos per published shard (work is also published every 30 s)",
+    )
     p.add_argument("--workers", type=_non_negative_int, default=1)
     p.add_argument("--devices", default="1", help="devices per node for DDP, e.g. 8 or 'auto'")
     p.set_defaults(func=_cli)
@@ -307,8 +350,16 @@ def _cli(args) -> int:
     tk = {"devices": devices}
     if devices != 1:
         tk["strategy"] = "ddp"
-    cache = extract_features(manifest, enc, ClipSpec(args.num_frames), args.cache, batch_size=args.batch_size,
-                             num_workers=args.workers, shard_size=args.shard_size, trainer_kwargs=tk)
+    cache = extract_features(
+        manifest,
+        enc,
+        ClipSpec(args.num_frames),
+        args.cache,
+        batch_size=args.batch_size,
+        num_workers=args.workers,
+        shard_size=args.shard_size,
+        trainer_kwargs=tk,
+    )
     ids = set(manifest.videos["id"])
     done = cache.done_ids() & ids
     fails = {v: r for v, r in cache.failures().items() if v in ids and v not in done}

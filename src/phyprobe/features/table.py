@@ -98,7 +98,9 @@ class ShardFeatureTable:
             r = rows[j]
             n = os.preadv(self._fd(int(self.shard[r])), [memoryview(out[j]).cast("B")], int(self.offset[r]))
             if n != self.row_bytes:
-                raise OSError(f"{self.paths[self.shard[r]]}: short read at {self.offset[r]} ({n} of {self.row_bytes} bytes)")
+                raise OSError(
+                    f"{self.paths[self.shard[r]]}: short read at {self.offset[r]} ({n} of {self.row_bytes} bytes)"
+                )
         return torch.from_numpy(out)
 
     def _fd(self, shard: int) -> int:

@@ -83,7 +83,9 @@ def check_readable_file(path: Path) -> None:
         st = path.stat()
     except FileNotFoundError:
         if path.is_symlink():
-            raise VideoDecodeError(path, f"broken symbolic link (points to {os.readlink(path)!r}, which does not exist)") from None
+            raise VideoDecodeError(
+                path, f"broken symbolic link (points to {os.readlink(path)!r}, which does not exist)"
+            ) from None
         raise VideoDecodeError(path, "file does not exist") from None
     except OSError as e:
         if e.errno == errno.ELOOP:
@@ -91,9 +93,13 @@ def check_readable_file(path: Path) -> None:
         if e.errno == errno.EACCES:
             raise VideoDecodeError(path, "permission denied (a folder on the path cannot be entered)") from None
         raise VideoDecodeError(path, f"cannot stat file ({e.strerror})") from None
-    kinds = {stat.S_ISDIR: "is a directory, not a video file", stat.S_ISFIFO: "is a named pipe (FIFO), not a video file",
-             stat.S_ISSOCK: "is a socket, not a video file", stat.S_ISCHR: "is a character device, not a video file",
-             stat.S_ISBLK: "is a block device, not a video file"}
+    kinds = {
+        stat.S_ISDIR: "is a directory, not a video file",
+        stat.S_ISFIFO: "is a named pipe (FIFO), not a video file",
+        stat.S_ISSOCK: "is a socket, not a video file",
+        stat.S_ISCHR: "is a character device, not a video file",
+        stat.S_ISBLK: "is a block device, not a video file",
+    }
     for test, reason in kinds.items():
         if test(st.st_mode):
             raise VideoDecodeError(path, reason)
@@ -219,7 +225,11 @@ def decode_clip(path: str | os.PathLike, spec: ClipSpec, fit: tuple[int, int] | 
                         rh, rw = reduced_size(h, w, fit)
                         if round(rot / 90) % 2:
                             rh, rw = rw, rh
-                        small = {"width": rw, "height": rh, "interpolation": "AREA"} if (rh, rw) != (frame.height, frame.width) else {}
+                        small = (
+                            {"width": rw, "height": rh, "interpolation": "AREA"}
+                            if (rh, rw) != (frame.height, frame.width)
+                            else {}
+                        )
                         got[i] = upright(frame.reformat(format="rgb24", **small).to_ndarray(), rot)
                     i += 1
                 if i > last:
@@ -229,18 +239,27 @@ def decode_clip(path: str | os.PathLike, spec: ClipSpec, fit: tuple[int, int] | 
     decodable = len(times) - failed
     share = decodable / expected if expected else 0.0
     if not got or share < MIN_DECODED_SHARE:
-        raise VideoDecodeError(path, f"damaged or truncated: {decodable} of its {expected} frames decode "
-                                     f"({share:.0%}; at least {MIN_DECODED_SHARE:.0%} must)")
+        raise VideoDecodeError(
+            path,
+            f"damaged or truncated: {decodable} of its {expected} frames decode "
+            f"({share:.0%}; at least {MIN_DECODED_SHARE:.0%} must)",
+        )
     if share < 1.0:
-        log.warning("%s: damaged or truncated: %d of its %d frames decode (%.0f%%); using those",
-                    path, decodable, expected, 100 * share)
+        log.warning(
+            "%s: damaged or truncated: %d of its %d frames decode (%.0f%%); using those",
+            path,
+            decodable,
+            expected,
+            100 * share,
+        )
     # The demuxer can count a few more packets than the decoder returns frames (broken tails):
     # fall back to the nearest decoded frame before the wanted one rather than failing.
     have = np.array(sorted(got))
     pick = [int(have[max(0, np.searchsorted(have, i, side="right") - 1)]) for i in idx]
     frames = np.stack([got[i] for i in pick])
-    return Clip(frames=frames, timestamps=times[pick], source_num_frames=len(times), source_fps=rate,
-                decoded_share=share)
+    return Clip(
+        frames=frames, timestamps=times[pick], source_num_frames=len(times), source_fps=rate, decoded_share=share
+    )
 
 
 def probe(path: str | os.PathLike) -> dict:
@@ -253,7 +272,9 @@ def probe(path: str | os.PathLike) -> dict:
     return {"width": w, "height": h, "num_frames": len(times), "fps": rate, "duration": float(times[-1] + 1 / rate)}
 
 
-def write_video(path: str | os.PathLike, frames: np.ndarray, fps: float = 25.0, crf: int = 18, preset: str = "veryfast") -> Path:
+def write_video(
+    path: str | os.PathLike, frames: np.ndarray, fps: float = 25.0, crf: int = 18, preset: str = "veryfast"
+) -> Path:
     """Write RGB uint8 frames (T, H, W, 3) to an H.264 mp4, atomically and deterministically.
 
     Odd sizes are padded by one edge pixel (yuv420p needs even sizes). x264 runs single-threaded

@@ -58,8 +58,12 @@ def kappa(y1, y2, weights: str | None = None, labels=LABELS) -> float:
 def figures(a, b) -> dict[str, float]:
     """All four figures for paired continuous 1-5 scores ``a`` and ``b``."""
     la, lb = to_label(a), to_label(b)
-    return {"pearson": M.pearson(a, b), "spearman": M.spearman(a, b), "kappa": kappa(la, lb),
-            "qwk": kappa(la, lb, weights="quadratic")}
+    return {
+        "pearson": M.pearson(a, b),
+        "spearman": M.spearman(a, b),
+        "kappa": kappa(la, lb),
+        "qwk": kappa(la, lb, weights="quadratic"),
+    }
 
 
 def agreement(a: Mapping[str, float], b: Mapping[str, float], n_boot: int = 1000, seed: int = 0) -> dict:

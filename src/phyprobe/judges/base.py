@@ -87,25 +87,45 @@ def _sample(reply: Reply, seed: int, judge: LLMJudge, item: Item) -> dict:
 def cost_summary(records: dict[str, dict], wall_seconds: float) -> dict:
     """Calls, tokens and seconds per judged video (the cost column beside every other evaluator)."""
     n = len(records)
-    tot = {k: sum(r["cost"][k] for r in records.values()) for k in
-           ("calls", "prompt_tokens", "completion_tokens", "model_seconds", "cached_calls")}
+    tot = {
+        k: sum(r["cost"][k] for r in records.values())
+        for k in ("calls", "prompt_tokens", "completion_tokens", "model_seconds", "cached_calls")
+    }
     per = (lambda x: x / n) if n else (lambda x: None)
-    return {"videos": n, "calls_per_video": per(tot["calls"]), "prompt_tokens_per_video": per(tot["prompt_tokens"]),
-            "completion_tokens_per_video": per(tot["completion_tokens"]),
-            "model_seconds_per_video": per(tot["model_seconds"]), "seconds_per_video": per(wall_seconds),
-            "wall_seconds": wall_seconds, "cached_calls": tot["cached_calls"]}
+    return {
+        "videos": n,
+        "calls_per_video": per(tot["calls"]),
+        "prompt_tokens_per_video": per(tot["prompt_tokens"]),
+        "completion_tokens_per_video": per(tot["completion_tokens"]),
+        "model_seconds_per_video": per(tot["model_seconds"]),
+        "seconds_per_video": per(wall_seconds),
+        "wall_seconds": wall_seconds,
+        "cached_calls": tot["cached_calls"],
+    }
 
 
 def local_cost(videos: int, wall_seconds: float) -> dict:
     """The cost summary of an evaluator that calls no model server (PhyProbe, baselines, CSVs)."""
     per = (lambda x: x / videos) if videos else (lambda x: None)
-    return {"videos": videos, "calls_per_video": per(0), "prompt_tokens_per_video": per(0),
-            "completion_tokens_per_video": per(0), "model_seconds_per_video": per(wall_seconds),
-            "seconds_per_video": per(wall_seconds), "wall_seconds": wall_seconds, "cached_calls": 0}
+    return {
+        "videos": videos,
+        "calls_per_video": per(0),
+        "prompt_tokens_per_video": per(0),
+        "completion_tokens_per_video": per(0),
+        "model_seconds_per_video": per(wall_seconds),
+        "seconds_per_video": per(wall_seconds),
+        "wall_seconds": wall_seconds,
+        "cached_calls": 0,
+    }
 
 
-def judge_manifest(judge: LLMJudge, manifest: Manifest, client: JudgeClient, tasks: dict[str, dict] | None = None,
-                   progress_every: int = 0) -> JudgeResult:
+def judge_manifest(
+    judge: LLMJudge,
+    manifest: Manifest,
+    client: JudgeClient,
+    tasks: dict[str, dict] | None = None,
+    progress_every: int = 0,
+) -> JudgeResult:
     """Judge every video of ``manifest`` that has a task; one record per judged video."""
     t0 = time.perf_counter()
     tasks = judge.tasks(manifest) if tasks is None else tasks
@@ -122,10 +142,18 @@ def judge_manifest(judge: LLMJudge, manifest: Manifest, client: JudgeClient, tas
 
     records: dict[str, dict] = {}
     for vid in tasks:
-        records[vid] = {"id": vid, "path": paths[vid], "judge": judge.name, "model": client.config.model,
-                        "score": None, "violation_score": None, "dimensions": {}, "items": {}, "failures": [],
-                        "cost": {"calls": 0, "cached_calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
-                                 "model_seconds": 0.0}}
+        records[vid] = {
+            "id": vid,
+            "path": paths[vid],
+            "judge": judge.name,
+            "model": client.config.model,
+            "score": None,
+            "violation_score": None,
+            "dimensions": {},
+            "items": {},
+            "failures": [],
+            "cost": {"calls": 0, "cached_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "model_seconds": 0.0},
+        }
     for (vid, item, seed), reply in zip(plan, replies):
         rec = records[vid]
         c = rec["cost"]
@@ -137,8 +165,9 @@ def judge_manifest(judge: LLMJudge, manifest: Manifest, client: JudgeClient, tas
         s = _sample(reply, seed, judge, item)
         rec["items"].setdefault(item.name, []).append(s)
         if s["error"] is not None:
-            rec["failures"].append({"item": item.name, "seed": seed, "kind": s["kind"], "error": s["error"],
-                                    "raw": s["raw"]})
+            rec["failures"].append(
+                {"item": item.name, "seed": seed, "kind": s["kind"], "error": s["error"], "raw": s["raw"]}
+            )
     for rec in records.values():
         asked: dict[str, list[float]] = {}
         for item_name, samples in rec["items"].items():
@@ -148,13 +177,19 @@ def judge_manifest(judge: LLMJudge, manifest: Manifest, client: JudgeClient, tas
                 if s["parsed"] is not None:
                     for dim, v in s["parsed"]["scores"].items():
                         asked.setdefault(dim, []).append(float(v))
-        rec["dimensions"] = {d: {"score": float(np.mean(v)) if v else None, "n_valid": len(v), "samples": v}
-                             for d, v in asked.items()}
+        rec["dimensions"] = {
+            d: {"score": float(np.mean(v)) if v else None, "n_valid": len(v), "samples": v} for d, v in asked.items()
+        }
         if asked and all(v for v in asked.values()):
             rec["score"], rec["violation_score"] = judge.combine({d: float(np.mean(v)) for d, v in asked.items()})
     scores = {vid: r["violation_score"] for vid, r in records.items() if r["violation_score"] is not None}
     failed = len(records) - len(scores)
     if failed:
-        log.warning("%s: %d of %d videos have no score (every sample of a dimension failed); see their "
-                    "'failures' in the judgements", judge.name, failed, len(records))
+        log.warning(
+            "%s: %d of %d videos have no score (every sample of a dimension failed); see their "
+            "'failures' in the judgements",
+            judge.name,
+            failed,
+            len(records),
+        )
     return JudgeResult(judge.name, records, scores, cost_summary(records, time.perf_counter() - t0))

@@ -186,8 +186,10 @@ def media_parts(path: Path, vi: VideoInput) -> tuple[list[dict], dict]:
     b64 = [jpeg_b64(f, vi.max_side, vi.jpeg_quality) for f in frames]
     if vi.transport == "images":
         return [{"type": "image_url", "image_url": {"url": "data:image/jpeg;base64," + b}} for b in b64], {}
-    return ([{"type": "video_url", "video_url": {"url": "data:video/jpeg;base64," + ",".join(b64)}}],
-            {"mm_processor_kwargs": {"fps": [rate]}})
+    return (
+        [{"type": "video_url", "video_url": {"url": "data:video/jpeg;base64," + ",".join(b64)}}],
+        {"mm_processor_kwargs": {"fps": [rate]}},
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -220,8 +222,13 @@ class ResponseCache:
                         if line.strip():
                             self.skipped_lines.append(i)
         if self.skipped_lines:
-            log.warning("%s: skipped %d torn/unreadable line(s) (first: line %d), left by an interrupted run; "
-                        "their requests will be sent again", self.path, len(self.skipped_lines), self.skipped_lines[0])
+            log.warning(
+                "%s: skipped %d torn/unreadable line(s) (first: line %d), left by an interrupted run; "
+                "their requests will be sent again",
+                self.path,
+                len(self.skipped_lines),
+                self.skipped_lines[0],
+            )
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         if self.path.stat().st_size:
             with open(self.path, "rb") as f:
@@ -272,15 +279,21 @@ def _retry_after(exc) -> float | None:
 class JudgeClient:
     """Sends ``Request``s to one model on one server, cached, retried and bounded in concurrency."""
 
-    def __init__(self, config: ClientConfig, video: VideoInput = VideoInput(), cache: ResponseCache | None = None,
-                 media_memo: int = 64):
+    def __init__(
+        self,
+        config: ClientConfig,
+        video: VideoInput = VideoInput(),
+        cache: ResponseCache | None = None,
+        media_memo: int = 64,
+    ):
         import openai
 
         self.config, self.video, self.cache = config, video, cache
         self._key = os.environ.get(config.api_key_env) or None
         self._openai = openai
-        self._client = openai.OpenAI(base_url=config.base_url, api_key=self._key or "EMPTY",
-                                     max_retries=0, timeout=config.timeout_s)
+        self._client = openai.OpenAI(
+            base_url=config.base_url, api_key=self._key or "EMPTY", max_retries=0, timeout=config.timeout_s
+        )
         self._hashes: dict[Path, str] = {}
         self._media: OrderedDict[Path, Future] = OrderedDict()
         self._media_memo = media_memo
@@ -288,8 +301,10 @@ class JudgeClient:
         self._fatal: str | None = None
 
     def __repr__(self) -> str:
-        return (f"JudgeClient(base_url={self.config.base_url!r}, model={self.config.model!r}, "
-                f"api_key_env={self.config.api_key_env!r}, transport={self.video.transport!r})")
+        return (
+            f"JudgeClient(base_url={self.config.base_url!r}, model={self.config.model!r}, "
+            f"api_key_env={self.config.api_key_env!r}, transport={self.video.transport!r})"
+        )
 
     def _scrub(self, text: str) -> str:
         return text.replace(self._key, "***") if self._key and text else text
@@ -306,8 +321,14 @@ class JudgeClient:
         return h
 
     def cache_key(self, req: Request) -> str:
-        payload = {"model": self.config.model, "text": req.text, "video_sha256": self.video_hash(req.video),
-                   "seed": req.seed, "sampling": asdict(req.sampling), "video": asdict(self.video)}
+        payload = {
+            "model": self.config.model,
+            "text": req.text,
+            "video_sha256": self.video_hash(req.video),
+            "seed": req.seed,
+            "sampling": asdict(req.sampling),
+            "video": asdict(self.video),
+        }
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
     def _media_for(self, path: Path) -> tuple[list[dict], dict]:
@@ -333,9 +354,14 @@ class JudgeClient:
     def _send(self, req: Request, content: list[dict], extra_body: dict) -> Reply:
         oa = self._openai
         s = req.sampling
-        kwargs = dict(model=self.config.model, messages=[{"role": "user", "content": content}],
-                      temperature=s.temperature, max_tokens=s.max_tokens, seed=req.seed,
-                      extra_body={**extra_body, **s.extra_body} or None)
+        kwargs = dict(
+            model=self.config.model,
+            messages=[{"role": "user", "content": content}],
+            temperature=s.temperature,
+            max_tokens=s.max_tokens,
+            seed=req.seed,
+            extra_body={**extra_body, **s.extra_body} or None,
+        )
         if s.top_p is not None:
             kwargs["top_p"] = s.top_p
         t0 = time.perf_counter()
@@ -348,12 +374,21 @@ class JudgeClient:
                 choice = r.choices[0]
                 text = choice.message.content
                 if text is None:
-                    return Reply(None, error="server returned no message content", attempts=attempt,
-                                 seconds=time.perf_counter() - t0)
+                    return Reply(
+                        None,
+                        error="server returned no message content",
+                        attempts=attempt,
+                        seconds=time.perf_counter() - t0,
+                    )
                 usage = r.usage
-                return Reply(text, prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-                             completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-                             seconds=time.perf_counter() - t0, attempts=attempt, finish_reason=choice.finish_reason)
+                return Reply(
+                    text,
+                    prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+                    completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+                    seconds=time.perf_counter() - t0,
+                    attempts=attempt,
+                    finish_reason=choice.finish_reason,
+                )
             except (oa.APITimeoutError, oa.APIConnectionError) as e:
                 error = f"{type(e).__name__}: {e}"
             except oa.APIStatusError as e:
@@ -365,16 +400,24 @@ class JudgeClient:
                     return Reply(None, error=self._scrub(error), attempts=attempt, seconds=time.perf_counter() - t0)
                 wait = _retry_after(e)
             except (AttributeError, IndexError, TypeError, ValueError) as e:
-                return Reply(None, error=self._scrub(f"malformed response: {type(e).__name__}: {e}"), attempts=attempt,
-                             seconds=time.perf_counter() - t0)
+                return Reply(
+                    None,
+                    error=self._scrub(f"malformed response: {type(e).__name__}: {e}"),
+                    attempts=attempt,
+                    seconds=time.perf_counter() - t0,
+                )
             if attempt > self.config.max_retries:
                 break
             backoff = min(self.config.max_backoff_s, self.config.backoff_s * 2 ** (attempt - 1))
             delay = min(self.config.max_backoff_s, wait) if wait is not None else backoff * (0.5 + random.random() / 2)
             log.debug("retrying after %.2fs (attempt %d): %s", delay, attempt, self._scrub(error))
             time.sleep(delay)
-        return Reply(None, error=self._scrub(f"gave up after {attempt} attempts: {error}"), attempts=attempt,
-                     seconds=time.perf_counter() - t0)
+        return Reply(
+            None,
+            error=self._scrub(f"gave up after {attempt} attempts: {error}"),
+            attempts=attempt,
+            seconds=time.perf_counter() - t0,
+        )
 
     def ask(self, req: Request) -> Reply:
         """The reply to ``req``: from the cache when it was answered before, else from the server."""

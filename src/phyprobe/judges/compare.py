@@ -15,8 +15,11 @@ import pandas as pd
 
 from ..eval.protocols import flatten_metrics
 
-COST_ROWS = (("cost: model calls / video", "calls_per_video"), ("cost: tokens / video", None),
-             ("cost: seconds / video", "seconds_per_video"))
+COST_ROWS = (
+    ("cost: model calls / video", "calls_per_video"),
+    ("cost: tokens / video", None),
+    ("cost: seconds / video", "seconds_per_video"),
+)
 
 
 def _cell(leaf: dict) -> str:

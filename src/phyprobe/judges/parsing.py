@@ -46,7 +46,7 @@ def first_json_object(text: str) -> dict:
             depth -= 1
             if depth == 0:
                 try:
-                    obj = json.loads(text[start:i + 1])
+                    obj = json.loads(text[start : i + 1])
                 except json.JSONDecodeError as e:
                     raise ReplyError(f"malformed JSON ({e.msg} at char {e.pos})") from None
                 if not isinstance(obj, dict):

@@ -51,7 +51,9 @@ def load_config(name_or_path: str | os.PathLike, root: str | os.PathLike | None 
     if not path.suffix and not path.exists():
         path = _judge_dir(root) / f"{path}.yaml"
     if not path.is_file():
-        raise UserError(f"{name_or_path}: no such judge config file, nor a name of one (known: {available_configs(root)})")
+        raise UserError(
+            f"{name_or_path}: no such judge config file, nor a name of one (known: {available_configs(root)})"
+        )
     return OmegaConf.load(path)
 
 
@@ -95,10 +97,19 @@ def write_outputs(result: JudgeResult, manifest: Manifest, out_dir: str | os.Pat
     os.replace(tmp, out / "scores.csv")
     kinds = Counter(f["kind"] for r in result.records.values() for f in r.get("failures", []))
     models = sorted({str(r.get("model")) for r in result.records.values() if r.get("model")})
-    atomic_write_json(out / "judge_summary.json", {
-        "judge": result.name, "standin": result.standin, "models": models, "videos": len(result.records),
-        "scored": len(result.scores), "unscored": len(result.records) - len(result.scores),
-        "failed_calls": dict(kinds), "cost": result.cost})
+    atomic_write_json(
+        out / "judge_summary.json",
+        {
+            "judge": result.name,
+            "standin": result.standin,
+            "models": models,
+            "videos": len(result.records),
+            "scored": len(result.scores),
+            "unscored": len(result.records) - len(result.scores),
+            "failed_calls": dict(kinds),
+            "cost": result.cost,
+        },
+    )
     log.info("%s: %d/%d videos scored -> %s", result.name, len(result.scores), len(result.records), out)
     return out
 
@@ -107,19 +118,30 @@ def add_cli(sub) -> None:
     p = sub.add_parser("judge", help="rubric judges (MLLM servers, vision tools) and their agreement with other raters")
     jsub = p.add_subparsers(dest="judge_command", required=True)
     r = jsub.add_parser("run", help="judge every video of a manifest")
-    r.add_argument("config", help="a name under configs/judge/ (physics, scivbench, svbench_eva, vision_tools) or a YAML file")
+    r.add_argument(
+        "config", help="a name under configs/judge/ (physics, scivbench, svbench_eva, vision_tools) or a YAML file"
+    )
     r.add_argument("--manifest", required=True, type=Path)
     r.add_argument("--out", required=True, type=Path)
-    r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a config entry, e.g. client.base_url=http://host:8000/v1 client.model=... "
-                        "judge.tasks=rubrics.jsonl client.concurrency=16 (repeatable)")
+    r.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config entry, e.g. client.base_url=http://host:8000/v1 client.model=... "
+        "judge.tasks=rubrics.jsonl client.concurrency=16 (repeatable)",
+    )
     r.set_defaults(func=_cli_run)
     a = jsub.add_parser("agree", help="agreement (Pearson, Spearman, kappa, QWK) between two raters' 1-5 scores")
     a.add_argument("a", type=Path, help="judgements.jsonl or a video,score CSV")
     a.add_argument("b", type=Path, help="judgements.jsonl or a video,score CSV")
     a.add_argument("--manifest", required=True, type=Path, help="resolves the video names of both files")
-    a.add_argument("--scale-a", default="1-5", choices=("1-5", "violation"),
-                   help="'violation' maps a [0,1] violation score to 1 + 4(1 - s) first")
+    a.add_argument(
+        "--scale-a",
+        default="1-5",
+        choices=("1-5", "violation"),
+        help="'violation' maps a [0,1] violation score to 1 + 4(1 - s) first",
+    )
     a.add_argument("--scale-b", default="1-5", choices=("1-5", "violation"))
     a.add_argument("--n-boot", type=int, default=1000)
     a.add_argument("--out", type=Path, help="write the figures as JSON here")

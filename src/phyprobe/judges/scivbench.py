@@ -27,28 +27,41 @@ from .tasks import manifest_tasks, read_tasks
 
 # The paper's definitions of its three MLLM-judged dimensions (Sci-VBench §3).
 DIMENSIONS = {
-    "prompt_grounding": ("Prompt Grounding",
-                         "whether the video faithfully instantiates the explicit conditions stated in the prompt, such "
-                         "as the presence and identity of key entities, their initial states, spatial arrangement, and "
-                         "any required instruments."),
-    "scientific_causal_correctness": ("Scientific and Causal Correctness",
-                                      "whether the generated dynamics are consistent with the domain knowledge and "
-                                      "causal mechanisms targeted by the prompt, as specified by the reference guide."),
-    "spatiotemporal_consistency": ("Spatiotemporal Consistency",
-                                   "whether the video maintains the coherent temporal evolution and stable spatial "
-                                   "relationships needed for the intended mechanism to be interpretable."),
-    "physical_consistency": ("Physical Consistency",
-                             "whether objects move and interact as real physics allows: gravity and support, contacts "
-                             "and collisions, solidity (nothing passes through anything), object permanence (nothing "
-                             "appears, vanishes or teleports), conservation of shape, size and number, and continuous, "
-                             "momentum-consistent motion."),
+    "prompt_grounding": (
+        "Prompt Grounding",
+        "whether the video faithfully instantiates the explicit conditions stated in the prompt, such "
+        "as the presence and identity of key entities, their initial states, spatial arrangement, and "
+        "any required instruments.",
+    ),
+    "scientific_causal_correctness": (
+        "Scientific and Causal Correctness",
+        "whether the generated dynamics are consistent with the domain knowledge and "
+        "causal mechanisms targeted by the prompt, as specified by the reference guide.",
+    ),
+    "spatiotemporal_consistency": (
+        "Spatiotemporal Consistency",
+        "whether the video maintains the coherent temporal evolution and stable spatial "
+        "relationships needed for the intended mechanism to be interpretable.",
+    ),
+    "physical_consistency": (
+        "Physical Consistency",
+        "whether objects move and interact as real physics allows: gravity and support, contacts "
+        "and collisions, solidity (nothing passes through anything), object permanence (nothing "
+        "appears, vanishes or teleports), conservation of shape, size and number, and continuous, "
+        "momentum-consistent motion.",
+    ),
 }
-SPEC_FIELDS = {"pg_specification": "prompt_grounding", "scc_specification": "scientific_causal_correctness",
-               "sc_specification": "spatiotemporal_consistency"}
+SPEC_FIELDS = {
+    "pg_specification": "prompt_grounding",
+    "scc_specification": "scientific_causal_correctness",
+    "sc_specification": "spatiotemporal_consistency",
+}
 
-PHYSICS_GUIDE = ("Judge physical plausibility only, not visual quality, style, realism of textures or aesthetics: a "
-                 "simplified or synthetic rendering is not a violation. If no generation prompt is given, judge the "
-                 "video on its own terms: whatever happens in it must be physically possible.")
+PHYSICS_GUIDE = (
+    "Judge physical plausibility only, not visual quality, style, realism of textures or aesthetics: a "
+    "simplified or synthetic rendering is not a violation. If no generation prompt is given, judge the "
+    "video on its own terms: whatever happens in it must be physically possible."
+)
 PHYSICS_RUBRIC = """5: No physical violation is visible. All motion, contacts and object states are consistent with real-world physics throughout.
 4: Physically plausible overall; at most one brief, minor irregularity that does not change what happens (e.g. a slightly unnatural deceleration).
 3: At least one clear violation that a careful viewer notices (e.g. an object briefly passes through another, an unsupported object hovers, a small jump in position), while the main events remain physically possible.
@@ -80,9 +93,19 @@ class RubricJudge(LLMJudge):
     the built-in physics-only rubric on every video. ``headline`` is ``"mean"`` of the judged
     dimensions or one dimension's name."""
 
-    def __init__(self, rubric_set: str = "physics", tasks: str | None = None, samples: int = 3, seed: int = 0,
-                 headline: str = "mean", temperature: float = 0.7, top_p: float | None = None,
-                 max_tokens: int = 2048, name: str | None = None, template: str = TEMPLATE):
+    def __init__(
+        self,
+        rubric_set: str = "physics",
+        tasks: str | None = None,
+        samples: int = 3,
+        seed: int = 0,
+        headline: str = "mean",
+        temperature: float = 0.7,
+        top_p: float | None = None,
+        max_tokens: int = 2048,
+        name: str | None = None,
+        template: str = TEMPLATE,
+    ):
         if rubric_set not in ("physics", "tasks"):
             raise ValueError(f"rubric_set must be 'physics' or 'tasks', got {rubric_set!r}")
         if rubric_set == "tasks" and not tasks:
@@ -96,9 +119,14 @@ class RubricJudge(LLMJudge):
 
     def tasks(self, manifest: Manifest) -> dict[str, dict]:
         if self.rubric_set == "physics":
-            return {vid: {"prompt": t.get("prompt") or NO_PROMPT, "reference_guide": PHYSICS_GUIDE,
-                          "rubrics": {"physical_consistency": PHYSICS_RUBRIC}}
-                    for vid, t in manifest_tasks(manifest).items()}
+            return {
+                vid: {
+                    "prompt": t.get("prompt") or NO_PROMPT,
+                    "reference_guide": PHYSICS_GUIDE,
+                    "rubrics": {"physical_consistency": PHYSICS_RUBRIC},
+                }
+                for vid, t in manifest_tasks(manifest).items()
+            }
         out = {}
         for vid, t in read_tasks(self.task_file, manifest).items():
             where = f"{self.task_file}:{t['_line']}"
@@ -110,17 +138,30 @@ class RubricJudge(LLMJudge):
             if not str(t.get("prompt") or "").strip():
                 raise ValueError(f"{where}: no 'prompt' (the generation prompt the rubric refers to)")
             guide = t.get("reference_guide") or t.get("high_level_evaluation_guide") or ""
-            out[vid] = {"prompt": t["prompt"], "reference_guide": guide or "(none given)", "rubrics": rubrics,
-                        "definitions": t.get("definitions") or {}}
+            out[vid] = {
+                "prompt": t["prompt"],
+                "reference_guide": guide or "(none given)",
+                "rubrics": rubrics,
+                "definitions": t.get("definitions") or {},
+            }
         return out
 
     def items(self, task: dict) -> list[Item]:
         items = []
         for dim, rubric in task["rubrics"].items():
             title, definition = DIMENSIONS.get(dim, (dim, (task.get("definitions") or {}).get(dim, "see the rubric.")))
-            items.append(Item(dim, self.template.format(prompt=task["prompt"], reference_guide=task["reference_guide"],
-                                                        dimension_title=title, dimension_definition=definition,
-                                                        rubric=rubric)))
+            items.append(
+                Item(
+                    dim,
+                    self.template.format(
+                        prompt=task["prompt"],
+                        reference_guide=task["reference_guide"],
+                        dimension_title=title,
+                        dimension_definition=definition,
+                        rubric=rubric,
+                    ),
+                )
+            )
         return items
 
     def parse(self, item: Item, text: str) -> dict:

@@ -28,8 +28,13 @@ from .client import Sampling
 from .parsing import first_json_object, integer_in, require_keys
 from .tasks import manifest_tasks, read_tasks
 
-DIMENSIONS = ("D1_core_experiment", "D2_prompt_faithfulness", "D3_social_reasoning", "D4_social_cue",
-              "D5_video_plausible")
+DIMENSIONS = (
+    "D1_core_experiment",
+    "D2_prompt_faithfulness",
+    "D3_social_reasoning",
+    "D4_social_cue",
+    "D5_video_plausible",
+)
 KEYS = ("exp_summary", *DIMENSIONS, "reason")
 FIELDS = ("experiment_name", "test_point", "prompt", "question", "ground_truth")
 
@@ -79,8 +84,17 @@ Only output valid JSON, with no text outside it."""
 class EVAJudge(LLMJudge):
     """SVBench EVA; the violation score is ``1 - S_overall``."""
 
-    def __init__(self, tasks: str | None = None, template_file: str | None = None, samples: int = 1, seed: int = 0,
-                 temperature: float = 0.2, top_p: float | None = None, max_tokens: int = 2048, name: str = "svbench_eva"):
+    def __init__(
+        self,
+        tasks: str | None = None,
+        template_file: str | None = None,
+        samples: int = 1,
+        seed: int = 0,
+        temperature: float = 0.2,
+        top_p: float | None = None,
+        max_tokens: int = 2048,
+        name: str = "svbench_eva",
+    ):
         self.task_file, self.samples, self.seed, self.name = tasks, samples, seed, name
         self.template = Path(template_file).read_text(encoding="utf-8") if template_file else TEMPLATE
         self.sampling = Sampling(temperature=temperature, top_p=top_p, max_tokens=max_tokens)

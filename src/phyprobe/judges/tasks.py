@@ -49,19 +49,28 @@ def read_tasks(path: str | os.PathLike, manifest: Manifest) -> dict[str, dict]:
             if not candidates:
                 raise TaskFileError(f"{path}:{line}: video {video!r} is not in the manifest at {manifest.root}")
             if len(set(candidates)) > 1:
-                raise TaskFileError(f"{path}:{line}: video {video!r} is ambiguous, it may be any of {sorted(set(candidates))}")
+                raise TaskFileError(
+                    f"{path}:{line}: video {video!r} is ambiguous, it may be any of {sorted(set(candidates))}"
+                )
             vid = candidates[0]
             if vid in tasks:
                 raise TaskFileError(f"{path}:{line}: video {vid!r} already has a task on line {where[vid]}")
             tasks[vid], where[vid] = {**row, "_line": line}, line
     missing = [v for v in manifest.videos["id"] if v not in tasks]
     if missing:
-        log.warning("%s: %d of %d manifest videos have no task and will not be judged (first: %s)", path,
-                    len(missing), len(manifest.videos), ", ".join(missing[:5]))
+        log.warning(
+            "%s: %d of %d manifest videos have no task and will not be judged (first: %s)",
+            path,
+            len(missing),
+            len(manifest.videos),
+            ", ".join(missing[:5]),
+        )
     return tasks
 
 
 def manifest_tasks(manifest: Manifest) -> dict[str, dict]:
     """One task per manifest video from its metadata (``prompt`` and whatever else it carries)."""
-    return {vid: dict(meta) if isinstance(meta, dict) else {}
-            for vid, meta in zip(manifest.videos["id"], manifest.videos["metadata"])}
+    return {
+        vid: dict(meta) if isinstance(meta, dict) else {}
+        for vid, meta in zip(manifest.videos["id"], manifest.videos["metadata"])
+    }

@@ -40,11 +40,22 @@ from .base import JudgeResult, cost_summary
 
 log = logging.getLogger(__name__)
 
-DIMENSIONS = ("subject_consistency", "background_consistency", "motion_smoothness", "dynamic_degree",
-              "aesthetic_quality", "imaging_quality")
-NORMALIZE = {"subject_consistency": (0.1462, 1.0), "background_consistency": (0.2615, 1.0),
-             "motion_smoothness": (0.706, 0.9975), "dynamic_degree": (0.0, 1.0), "aesthetic_quality": (0.0, 1.0),
-             "imaging_quality": (0.0, 1.0)}
+DIMENSIONS = (
+    "subject_consistency",
+    "background_consistency",
+    "motion_smoothness",
+    "dynamic_degree",
+    "aesthetic_quality",
+    "imaging_quality",
+)
+NORMALIZE = {
+    "subject_consistency": (0.1462, 1.0),
+    "background_consistency": (0.2615, 1.0),
+    "motion_smoothness": (0.706, 0.9975),
+    "dynamic_degree": (0.0, 1.0),
+    "aesthetic_quality": (0.0, 1.0),
+    "imaging_quality": (0.0, 1.0),
+}
 DIM_WEIGHT = {d: (0.5 if d == "dynamic_degree" else 1.0) for d in DIMENSIONS}
 WEIGHT_FILES = {
     "subject_consistency": ["dino_vitbase16_pretrain.pth"],
@@ -155,8 +166,14 @@ def _hog(frames, size: int = 64, cell: int = 8, bins: int = 9) -> np.ndarray:
 
 
 def _colour_hist(frames) -> np.ndarray:
-    return np.stack([cv2.calcHist([cv2.cvtColor(f, cv2.COLOR_RGB2HSV)], [0, 1, 2], None, [8, 8, 8],
-                                  [0, 180, 0, 256, 0, 256]).ravel() for f in frames])
+    return np.stack(
+        [
+            cv2.calcHist(
+                [cv2.cvtColor(f, cv2.COLOR_RGB2HSV)], [0, 1, 2], None, [8, 8, 8], [0, 180, 0, 256, 0, 256]
+            ).ravel()
+            for f in frames
+        ]
+    )
 
 
 def _warp_midpoint(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -226,23 +243,34 @@ class RealModels:
     architectures; the defaults are VBench's.
     """
 
-    def __init__(self, weights_dir: str | os.PathLike | None, dims, device: str = "cpu",
-                 files: dict | None = None, dino_arch: str = "vit_base_patch16_224", raft_arch: str = "raft_large",
-                 clip_b_arch: str = "ViT-B-32", clip_l_arch: str = "ViT-L-14"):
+    def __init__(
+        self,
+        weights_dir: str | os.PathLike | None,
+        dims,
+        device: str = "cpu",
+        files: dict | None = None,
+        dino_arch: str = "vit_base_patch16_224",
+        raft_arch: str = "raft_large",
+        clip_b_arch: str = "ViT-B-32",
+        clip_l_arch: str = "ViT-L-14",
+    ):
         self.dims = list(dims)
         self.files = {**WEIGHT_FILES, **(files or {})}
         self.root = Path(weights_dir) if weights_dir else None
         missing = [f for d in self.dims for f in self.files[d] if self.root is None or not (self.root / f).is_file()]
         problems = [f"  {f}: {WHERE.get(f, 'see docs/judges.md')}" for f in missing]
         if "motion_smoothness" in self.dims:
-            problems.append("  motion_smoothness needs the AMT-S interpolator, whose code (MCG-NKU/AMT, "
-                            "cfgs/AMT-S.yaml) is not packaged, so it cannot run here even with amt-s.pth")
+            problems.append(
+                "  motion_smoothness needs the AMT-S interpolator, whose code (MCG-NKU/AMT, "
+                "cfgs/AMT-S.yaml) is not packaged, so it cannot run here even with amt-s.pth"
+            )
         if problems:
             lines = "\n".join(problems)
             raise VisionToolWeightsMissing(
                 f"vision tools mode=real cannot run with weights_dir={weights_dir!r}:\n{lines}\n"
                 "Use mode=standin (labelled stand-in in every output), or list the dimensions you cannot run "
-                "in standin_dims (e.g. standin_dims=[motion_smoothness]).")
+                "in standin_dims (e.g. standin_dims=[motion_smoothness])."
+            )
         if "imaging_quality" in self.dims:
             try:
                 import pyiqa  # noqa: F401
@@ -264,8 +292,9 @@ class RealModels:
         import timm
         import torch
 
-        model = timm.create_model(self.archs["dino"], pretrained=False, num_classes=0, global_pool="token",
-                                  dynamic_img_size=True)
+        model = timm.create_model(
+            self.archs["dino"], pretrained=False, num_classes=0, global_pool="token", dynamic_img_size=True
+        )
         state = torch.load(self._file("subject_consistency"), map_location="cpu", weights_only=True)
         model.load_state_dict({k: v for k, v in state.items() if not k.startswith("head.")})
         return model
@@ -308,15 +337,20 @@ class RealModels:
         import torch
         import torch.nn.functional as F
 
-        x = F.interpolate(_tensor(frames), scale_factor=224 / min(frames.shape[1:3]), mode="bicubic",
-                          align_corners=False, antialias=True).clamp(0, 1)
+        x = F.interpolate(
+            _tensor(frames),
+            scale_factor=224 / min(frames.shape[1:3]),
+            mode="bicubic",
+            align_corners=False,
+            antialias=True,
+        ).clamp(0, 1)
         h, w = x.shape[-2:]
         top, left = (h - 224) // 2, (w - 224) // 2
-        x = _normalise(x[..., top:top + 224, left:left + 224], _CLIP)
+        x = _normalise(x[..., top : top + 224, left : left + 224], _CLIP)
         out, model = [], self._model(name)  # loaded outside inference mode, so its weights are ordinary tensors
         with torch.inference_mode():
             for i in range(0, len(x), 32):
-                out.append(model.encode_image(x[i:i + 32].to(self.device)).float().cpu())
+                out.append(model.encode_image(x[i : i + 32].to(self.device)).float().cpu())
         return torch.cat(out)
 
     @staticmethod
@@ -326,8 +360,12 @@ class RealModels:
         import torch.nn.functional as F
 
         x = _tensor(frames)
-        x = _normalise(F.interpolate(x, scale_factor=224 / min(x.shape[-2:]), mode="bilinear", align_corners=False,
-                                     antialias=True), _IMAGENET)
+        x = _normalise(
+            F.interpolate(
+                x, scale_factor=224 / min(x.shape[-2:]), mode="bilinear", align_corners=False, antialias=True
+            ),
+            _IMAGENET,
+        )
         h, w = x.shape[-2:]
         return x[..., : h // 16 * 16, : w // 16 * 16]
 
@@ -336,7 +374,7 @@ class RealModels:
 
         x, model = self.dino_input(frames), self._model("dino")
         with torch.inference_mode():
-            feats = torch.cat([model(x[i:i + 16].to(self.device)).cpu() for i in range(0, len(x), 16)])
+            feats = torch.cat([model(x[i : i + 16].to(self.device)).cpu() for i in range(0, len(x), 16)])
         return consistency(feats.numpy())
 
     def background_consistency(self, frames) -> float:
@@ -360,8 +398,10 @@ class RealModels:
         x = F.pad(x, [pw // 2, pw - pw // 2, ph // 2, ph - ph // 2], mode="replicate")
         raft = self._model("raft")
         with torch.inference_mode():
-            out = [raft(a[None].to(self.device), b[None].to(self.device), num_flow_updates=20)[-1][0]
-                   for a, b in zip(x[:-1], x[1:])]
+            out = [
+                raft(a[None].to(self.device), b[None].to(self.device), num_flow_updates=20)[-1][0]
+                for a, b in zip(x[:-1], x[1:])
+            ]
         return torch.stack(out).permute(0, 2, 3, 1).cpu().numpy()
 
     def dynamic_degree(self, frames, fps: float) -> float:
@@ -373,16 +413,19 @@ class RealModels:
 
         x = _tensor(frames)
         if max(x.shape[-2:]) > 512:  # VBench's default preprocessing mode "longer"
-            x = F.interpolate(x, scale_factor=512 / max(x.shape[-2:]), mode="bilinear", align_corners=False,
-                              antialias=True)
+            x = F.interpolate(
+                x, scale_factor=512 / max(x.shape[-2:]), mode="bilinear", align_corners=False, antialias=True
+            )
         musiq = self._model("musiq")
         with torch.inference_mode():
             per_frame = [float(musiq(f[None].to(self.device))) for f in x]
         return float(np.mean(per_frame)) / 100.0
 
     def raw(self, frames: np.ndarray, fps: float) -> dict[str, float]:
-        return {d: (self.dynamic_degree(frames, fps) if d == "dynamic_degree" else getattr(self, d)(frames))
-                for d in self.dims}
+        return {
+            d: (self.dynamic_degree(frames, fps) if d == "dynamic_degree" else getattr(self, d)(frames))
+            for d in self.dims
+        }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -397,15 +440,25 @@ class VisionTools:
     evaluator a stand-in in its name and outputs.
     """
 
-    def __init__(self, mode: str = "standin", weights_dir: str | None = None, max_frames: int = 64,
-                 max_side: int | None = 256, standin_dims: list[str] | None = None, device: str = "cpu",
-                 name: str | None = None, **real_kwargs):
+    def __init__(
+        self,
+        mode: str = "standin",
+        weights_dir: str | None = None,
+        max_frames: int = 64,
+        max_side: int | None = 256,
+        standin_dims: list[str] | None = None,
+        device: str = "cpu",
+        name: str | None = None,
+        **real_kwargs,
+    ):
         if mode not in ("standin", "real"):
             raise ValueError(f"vision tools mode must be 'standin' or 'real', got {mode!r}")
         unknown = set(standin_dims or []) - set(DIMENSIONS)
         if unknown:
             raise ValueError(f"standin_dims: unknown dimension(s) {sorted(unknown)}; known: {list(DIMENSIONS)}")
-        self.standin_dims = list(DIMENSIONS) if mode == "standin" else [d for d in DIMENSIONS if d in (standin_dims or [])]
+        self.standin_dims = (
+            list(DIMENSIONS) if mode == "standin" else [d for d in DIMENSIONS if d in (standin_dims or [])]
+        )
         self.mode, self.max_frames, self.max_side = mode, max_frames, max_side
         self.standin = bool(self.standin_dims)
         real = [d for d in DIMENSIONS if d not in self.standin_dims]
@@ -440,23 +493,42 @@ class VisionTools:
 
         t0 = time.perf_counter()
         records, scores = {}, {}
-        method = (lambda d: STANDIN_METHODS[d] if d in self.standin_dims else "VBench model")
+
+        def method(d):
+            return STANDIN_METHODS[d] if d in self.standin_dims else "VBench model"
+
         for vid, rel in zip(manifest.videos["id"], manifest.videos["path"]):
             t = time.perf_counter()
-            rec = {"id": vid, "path": rel, "judge": self.name, "model": "VBench models" if self.models else "stand-in (OpenCV)",
-                   "score": None, "violation_score": None, "dimensions": {}, "failures": [],
-                   "cost": {"calls": 0, "cached_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "model_seconds": 0.0}}
+            rec = {
+                "id": vid,
+                "path": rel,
+                "judge": self.name,
+                "model": "VBench models" if self.models else "stand-in (OpenCV)",
+                "score": None,
+                "violation_score": None,
+                "dimensions": {},
+                "failures": [],
+                "cost": {
+                    "calls": 0,
+                    "cached_calls": 0,
+                    "prompt_tokens": 0,
+                    "completion_tokens": 0,
+                    "model_seconds": 0.0,
+                },
+            }
             try:
                 r = self.score_video(manifest.video_path(rel))
             except VideoDecodeError as e:
                 rec["failures"].append({"item": "decode", "seed": None, "kind": "decode", "error": str(e), "raw": None})
             else:
-                rec["dimensions"] = {d: {"score": r["raw"][d], "normalised": r["normalised"][d], "method": method(d)}
-                                     for d in DIMENSIONS}
+                rec["dimensions"] = {
+                    d: {"score": r["raw"][d], "normalised": r["normalised"][d], "method": method(d)} for d in DIMENSIONS
+                }
                 rec["score"], rec["vt_dd_half"] = r["vt"], r["vt_dd_half"]
                 rec["violation_score"] = (5.0 - r["vt"]) / 4.0
                 scores[vid] = rec["violation_score"]
             rec["cost"]["model_seconds"] = time.perf_counter() - t
             records[vid] = rec
-        return JudgeResult(self.name, records, scores, cost_summary(records, time.perf_counter() - t0),
-                           standin=self.standin)
+        return JudgeResult(
+            self.name, records, scores, cost_summary(records, time.perf_counter() - t0), standin=self.standin
+        )

@@ -23,14 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import lightning as L
-import numpy as np
 import torch
 from lightning.pytorch.callbacks import BasePredictionWriter
 from torch.utils.data import DataLoader
 
 from ..errors import UserError
 from ..features.extract import ClipDataset, ExtractionModule, _worker_init, collate_clips, default_encoder_threads
-from ..io.video import VideoDecodeError
 from .core import NonFiniteScoreError, Scorer
 
 log = logging.getLogger(__name__)
@@ -113,7 +111,9 @@ class ResultFile:
             with open(self.path, "r+b") as f:
                 f.truncate(cut)
                 os.fsync(f.fileno())
-            log.warning("%s: dropped an incomplete last row (%d bytes) left by an interrupted run", self.path, len(data) - cut)
+            log.warning(
+                "%s: dropped an incomplete last row (%d bytes) left by an interrupted run", self.path, len(data) - cut
+            )
             data = data[:cut]
         text = data.decode("utf-8")
         rows: dict[str, dict] = {}
@@ -227,19 +227,39 @@ def _pending(videos: list[str], done: dict[str, dict] | None) -> tuple[list[str]
     return todo, report, time.perf_counter()
 
 
-def score_videos(scorer: Scorer, videos: list[str], emit, done: dict[str, dict] | None = None, batch_size: int = 8,
-                 num_workers: int | str = "auto", devices: int | str = 1, trainer_kwargs: dict | None = None,
-                 encoder_threads: int | None = None, progress: bool = False) -> BatchReport:
+def score_videos(
+    scorer: Scorer,
+    videos: list[str],
+    emit,
+    done: dict[str, dict] | None = None,
+    batch_size: int = 8,
+    num_workers: int | str = "auto",
+    devices: int | str = 1,
+    trainer_kwargs: dict | None = None,
+    encoder_threads: int | None = None,
+    progress: bool = False,
+) -> BatchReport:
     """Score ``videos`` not in ``done`` through ``Trainer.predict``; ``emit(rows)`` gets each batch's rows."""
     todo, report, t0 = _pending(videos, done)
     if todo:
         if num_workers == "auto":
             num_workers = 4 if torch.cuda.is_available() else 0  # measured for extraction: see extract_features
-        loader = DataLoader(ClipDataset([(v, Path(v)) for v in todo], scorer.clip, scorer.encoder), batch_size=batch_size,
-                            num_workers=num_workers, collate_fn=collate_clips, worker_init_fn=_worker_init if num_workers else None,
-                            pin_memory=torch.cuda.is_available())
-        kw = {"accelerator": "auto", "devices": devices, "logger": False, "enable_checkpointing": False,
-              "enable_model_summary": False, "enable_progress_bar": False}
+        loader = DataLoader(
+            ClipDataset([(v, Path(v)) for v in todo], scorer.clip, scorer.encoder),
+            batch_size=batch_size,
+            num_workers=num_workers,
+            collate_fn=collate_clips,
+            worker_init_fn=_worker_init if num_workers else None,
+            pin_memory=torch.cuda.is_available(),
+        )
+        kw = {
+            "accelerator": "auto",
+            "devices": devices,
+            "logger": False,
+            "enable_checkpointing": False,
+            "enable_model_summary": False,
+            "enable_progress_bar": False,
+        }
         if devices not in (1, "1"):
             kw["strategy"] = "ddp"
         kw.update(trainer_kwargs or {})
@@ -255,8 +275,9 @@ def score_videos(scorer: Scorer, videos: list[str], emit, done: dict[str, dict] 
     return report
 
 
-def score_windowed_videos(scorer: Scorer, videos: list[str], emit, done: dict[str, dict] | None = None,
-                          progress: bool = False) -> BatchReport:
+def score_windowed_videos(
+    scorer: Scorer, videos: list[str], emit, done: dict[str, dict] | None = None, progress: bool = False
+) -> BatchReport:
     """Score ``videos`` not in ``done`` one at a time in this process, each read as the scorer's reading says (a long
     video's windows batched through the encoder, their raw scores combined); ``emit(rows)`` gets each video's row."""
     todo, report, t0 = _pending(videos, done)
@@ -272,8 +293,9 @@ def score_windowed_videos(scorer: Scorer, videos: list[str], emit, done: dict[st
     return report
 
 
-def score_files(scorer: Scorer, videos: list[str], emit, done: dict[str, dict] | None = None, progress: bool = False,
-                **batch_kwargs) -> BatchReport:
+def score_files(
+    scorer: Scorer, videos: list[str], emit, done: dict[str, dict] | None = None, progress: bool = False, **batch_kwargs
+) -> BatchReport:
     """Every video read as the scorer's reading says, rows emitted in input order: runs of videos read as one clip
     through :func:`score_videos` (workers, devices, batches across videos), videos cut into windows by
     :func:`score_windowed_videos`."""
@@ -286,8 +308,11 @@ def score_files(scorer: Scorer, videos: list[str], emit, done: dict[str, dict] |
         else:
             runs.append((windowed, [v]))
     for windowed, chunk in runs:
-        part = (score_windowed_videos(scorer, chunk, emit, progress=progress) if windowed
-                else score_videos(scorer, chunk, emit, progress=progress, **batch_kwargs))
+        part = (
+            score_windowed_videos(scorer, chunk, emit, progress=progress)
+            if windowed
+            else score_videos(scorer, chunk, emit, progress=progress, **batch_kwargs)
+        )
         report.scored, report.failed = report.scored + part.scored, report.failed + part.failed
     report.seconds = time.perf_counter() - t0
     return report
@@ -304,15 +329,28 @@ class _progress:
         if not self.enabled:
             return None
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            ProgressColumn,
+            TextColumn,
+            TimeRemainingColumn,
+        )
         from rich.text import Text
 
         class Speed(ProgressColumn):
             def render(self, task):
                 return Text(f"{task.speed or 0.0:.1f} videos/s")
 
-        self.p = Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(), Speed(), TimeRemainingColumn(),
-                          console=Console(stderr=True))
+        self.p = Progress(
+            TextColumn("scoring"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            Speed(),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+        )
         self.p.start()
         self.task = self.p.add_task("scoring", total=self.total)
         return self

@@ -49,26 +49,44 @@ def devices_arg(text: str) -> int | str:
 
 
 def add_cli(sub) -> None:
-    p = sub.add_parser("score", help="score videos with an exported scorer: one score in [0, 1] per video",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "score",
+        help="score videos with an exported scorer: one score in [0, 1] per video",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("scorer", help="exported scorer directory, or a Hugging Face Hub repository id (org/name)")
-    p.add_argument("videos", nargs="+", help="video files, directories (searched recursively), glob patterns "
-                   "(quoted), text lists (.txt, one path a line) or manifests (a directory with videos.jsonl)")
-    p.add_argument("--out", type=Path, help="append rows to this .jsonl or .csv file; a rerun skips the videos it answers")
+    p.add_argument(
+        "videos",
+        nargs="+",
+        help="video files, directories (searched recursively), glob patterns "
+        "(quoted), text lists (.txt, one path a line) or manifests (a directory with videos.jsonl)",
+    )
+    p.add_argument(
+        "--out", type=Path, help="append rows to this .jsonl or .csv file; a rerun skips the videos it answers"
+    )
     p.add_argument("--format", choices=("jsonl", "csv"), help="results format (default: from --out's suffix)")
     p.add_argument("--json", action="store_true", help="stdout: JSON lines with 'video' and 'score' (and 'raw_score')")
     p.add_argument("--batch-size", type=positive_int, default=8, help="videos per encoder forward pass")
-    p.add_argument("--workers", type=workers_arg, default="auto",
-                   help="decode worker processes ('auto': none on CPU, 4 per GPU)")
+    p.add_argument(
+        "--workers", type=workers_arg, default="auto", help="decode worker processes ('auto': none on CPU, 4 per GPU)"
+    )
     p.add_argument("--devices", type=devices_arg, default=1, help="GPUs (or processes) for DDP, e.g. 8 or 'auto'")
     p.add_argument("--revision", help="Hub branch, tag or commit of the scorer")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    p.add_argument("--reading", choices=("windows", "whole"),
-                   help="how to read a video longer than the training clip (default: the scorer's own, recorded at "
-                        "training: windows of the clip's length of consecutive frames): windows, or whole (the clip's "
-                        "frames spread over the video)")
-    p.add_argument("--combine", choices=("mean", "max"), help="how a video's windows' scores combine (default: the scorer's)")
-    p.add_argument("--stride", type=positive_int, help="frames between window starts (default: the scorer's, half a window)")
+    p.add_argument(
+        "--reading",
+        choices=("windows", "whole"),
+        help="how to read a video longer than the training clip (default: the scorer's own, recorded at "
+        "training: windows of the clip's length of consecutive frames): windows, or whole (the clip's "
+        "frames spread over the video)",
+    )
+    p.add_argument(
+        "--combine", choices=("mean", "max"), help="how a video's windows' scores combine (default: the scorer's)"
+    )
+    p.add_argument(
+        "--stride", type=positive_int, help="frames between window starts (default: the scorer's, half a window)"
+    )
     p.set_defaults(func=_run)
 
 
@@ -97,6 +115,7 @@ def _run(args) -> int:
     scorer.reading = Reading(args.reading or r.mode, args.stride or r.stride, args.combine or r.combine)
     run = partial(score_files, batch_size=args.batch_size, num_workers=args.workers, devices=args.devices)
     if args.out is None:
+
         def emit(rows):
             for r in rows:
                 report_error(r)
@@ -123,7 +142,10 @@ def _run(args) -> int:
     # Counted from the file, so that rows written by every rank (DDP) are included.
     new = [r for v, r in results.finished().items() if v not in done]
     failed = sum("error" in r for r in new)
-    print(f"{args.out}: {len(new) - failed} scored, {failed} failed in {rep.seconds:.1f} s "
-          f"({len(new) / rep.seconds if rep.seconds else 0.0:.1f} videos/s); {rep.already_done} already answered"
-          + (f", {rep.failed_before} of them errors" if rep.failed_before else ""), file=sys.stderr)
+    print(
+        f"{args.out}: {len(new) - failed} scored, {failed} failed in {rep.seconds:.1f} s "
+        f"({len(new) / rep.seconds if rep.seconds else 0.0:.1f} videos/s); {rep.already_done} already answered"
+        + (f", {rep.failed_before} of them errors" if rep.failed_before else ""),
+        file=sys.stderr,
+    )
     return 1 if failed or rep.failed_before else 0

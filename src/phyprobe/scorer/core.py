@@ -37,9 +37,8 @@ from ..errors import UserError
 from ..head import PhyProbeHead
 from ..io.video import ClipSpec, VideoDecodeError, decode_clip, probe
 from ..runinfo import atomic_write_json, code_version
-from .reading import Reading
-
 from .names import BUNDLE, CONFIG, FORMAT, WEIGHTS
+from .reading import Reading
 
 
 class ScorerLoadError(UserError, ValueError):
@@ -55,8 +54,16 @@ class NonFiniteScoreError(RuntimeError):
         super().__init__(f"{path}: {self.reason}")
 
 
-def export_scorer(out_dir: str | Path, encoder: FrozenEncoder, head: PhyProbeHead, clip: ClipSpec,
-                  feature_dtype: str, head_config: dict, extra: dict | None = None, reading: Reading | None = None) -> Path:
+def export_scorer(
+    out_dir: str | Path,
+    encoder: FrozenEncoder,
+    head: PhyProbeHead,
+    clip: ClipSpec,
+    feature_dtype: str,
+    head_config: dict,
+    extra: dict | None = None,
+    reading: Reading | None = None,
+) -> Path:
     """Write a scorer directory; ``reading`` is how its videos are to be read (default: windows of the clip)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -65,17 +72,25 @@ def export_scorer(out_dir: str | Path, encoder: FrozenEncoder, head: PhyProbeHea
     save_file(tensors, str(tmp), metadata={"format": FORMAT})
     tmp.replace(out / WEIGHTS)
     kwargs, bundled = _bundle_encoder_files(out, encoder)
-    atomic_write_json(out / CONFIG, {
-        "format": FORMAT,
-        "encoder": {"name": encoder.name, "kwargs": kwargs, "bundled": bundled, "fingerprint": encoder.fingerprint(),
-                    "describe": encoder.describe()},
-        "clip": clip.to_dict(),
-        "reading": (reading or Reading()).to_dict(),
-        "feature_dtype": feature_dtype,
-        "head": head_config,
-        "code": code_version(),
-        **(extra or {}),
-    })
+    atomic_write_json(
+        out / CONFIG,
+        {
+            "format": FORMAT,
+            "encoder": {
+                "name": encoder.name,
+                "kwargs": kwargs,
+                "bundled": bundled,
+                "fingerprint": encoder.fingerprint(),
+                "describe": encoder.describe(),
+            },
+            "clip": clip.to_dict(),
+            "reading": (reading or Reading()).to_dict(),
+            "feature_dtype": feature_dtype,
+            "head": head_config,
+            "code": code_version(),
+            **(extra or {}),
+        },
+    )
     return out
 
 
@@ -104,8 +119,10 @@ def _read_config(path: Path) -> dict:
     if not path.exists():
         raise ScorerLoadError(f"{path}: no such scorer directory")
     if not path.is_dir():
-        raise ScorerLoadError(f"{path}: is a file, not a scorer directory (a scorer is a directory holding "
-                              f"{CONFIG} and {WEIGHTS}; was a video passed as the scorer?)")
+        raise ScorerLoadError(
+            f"{path}: is a file, not a scorer directory (a scorer is a directory holding "
+            f"{CONFIG} and {WEIGHTS}; was a video passed as the scorer?)"
+        )
     cfg_file = path / CONFIG
     if not cfg_file.is_file():
         raise ScorerLoadError(f"{path}: not a phyprobe scorer directory (no {CONFIG})")
@@ -116,8 +133,16 @@ def _read_config(path: Path) -> dict:
     if not isinstance(cfg, dict) or cfg.get("format") != FORMAT:
         got = cfg.get("format") if isinstance(cfg, dict) else type(cfg).__name__
         raise ScorerLoadError(f"{cfg_file}: unsupported scorer format {got!r}, expected {FORMAT!r}")
-    for field in ("encoder.name", "encoder.kwargs", "encoder.fingerprint", "clip", "feature_dtype", "head.feature_dim",
-                  "head.stats", "head.hidden"):
+    for field in (
+        "encoder.name",
+        "encoder.kwargs",
+        "encoder.fingerprint",
+        "clip",
+        "feature_dtype",
+        "head.feature_dim",
+        "head.stats",
+        "head.hidden",
+    ):
         node = cfg
         for part in field.split("."):
             if not isinstance(node, dict) or part not in node:
@@ -134,20 +159,30 @@ def _build_encoder(cfg: dict, cfg_file: Path, check_fingerprint: bool) -> Frozen
     try:
         enc = from_config(e["name"], **kwargs)
     except KeyError as err:  # unknown registry name
-        raise ScorerLoadError(f"{cfg_file}: encoder {e['name']!r} is not in this phyprobe's registry ({err.args[0]})") from err
+        raise ScorerLoadError(
+            f"{cfg_file}: encoder {e['name']!r} is not in this phyprobe's registry ({err.args[0]})"
+        ) from err
     except TypeError as err:
         raise ScorerLoadError(f"{cfg_file}: encoder {e['name']!r} rejects the options {e['kwargs']} ({err})") from err
     if check_fingerprint and enc.fingerprint() != e["fingerprint"]:
-        raise ScorerLoadError(f"{cfg_file}: encoder {enc.name!r} rebuilt here differs from the one the scorer was trained "
-                              f"with (fingerprint {enc.fingerprint()} != {e['fingerprint']}): different weights or preprocessing")
+        raise ScorerLoadError(
+            f"{cfg_file}: encoder {enc.name!r} rebuilt here differs from the one the scorer was trained "
+            f"with (fingerprint {enc.fingerprint()} != {e['fingerprint']}): different weights or preprocessing"
+        )
     return enc
 
 
 def _build_head(cfg: dict, weights: Path) -> PhyProbeHead:
     h = cfg["head"]
     try:
-        head = PhyProbeHead(h["feature_dim"], stats=tuple(h["stats"]), hidden=h["hidden"], dropout=h.get("dropout", 0.0),
-                            kind=h.get("kind", "mlp"), groups=h.get("groups"))
+        head = PhyProbeHead(
+            h["feature_dim"],
+            stats=tuple(h["stats"]),
+            hidden=h["hidden"],
+            dropout=h.get("dropout", 0.0),
+            kind=h.get("kind", "mlp"),
+            groups=h.get("groups"),
+        )
     except ValueError as e:
         raise ScorerLoadError(f"{weights.parent / CONFIG}: its head cannot be built ({e})") from e
     if not weights.is_file():
@@ -172,8 +207,16 @@ class Scorer:
     and the Hugging Face Hub (``from_pretrained("org/name")``, ``save_pretrained``, ``push_to_hub``).
     """
 
-    def __init__(self, encoder: FrozenEncoder, head: PhyProbeHead, clip: ClipSpec, feature_dtype: str = "float16",
-                 config: dict | None = None, batch_size: int = 8, reading: Reading | None = None):
+    def __init__(
+        self,
+        encoder: FrozenEncoder,
+        head: PhyProbeHead,
+        clip: ClipSpec,
+        feature_dtype: str = "float16",
+        config: dict | None = None,
+        batch_size: int = 8,
+        reading: Reading | None = None,
+    ):
         """``reading``: how a video is read (default: the one in ``config``; none recorded: whole)."""
         self.encoder, self.head, self.clip = encoder, head.eval(), clip
         self.feature_dtype = getattr(torch, feature_dtype)
@@ -182,8 +225,14 @@ class Scorer:
         self.reading = reading if reading is not None else Reading.from_dict(self.config.get("reading"))
 
     @classmethod
-    def from_pretrained(cls, path: str | Path, device: str = "cpu", check_fingerprint: bool = True,
-                        revision: str | None = None, cache_dir: str | Path | None = None) -> "Scorer":
+    def from_pretrained(
+        cls,
+        path: str | Path,
+        device: str = "cpu",
+        check_fingerprint: bool = True,
+        revision: str | None = None,
+        cache_dir: str | Path | None = None,
+    ) -> "Scorer":
         """Load a scorer directory, or a Hub repository id ("org/name") through the local Hub cache.
 
         ``revision`` pins a branch, tag or commit of a Hub repository; with ``HF_HUB_OFFLINE=1`` only
@@ -214,9 +263,16 @@ class Scorer:
         from .hub import write_model_card
 
         own = {"format", "encoder", "clip", "reading", "feature_dtype", "head", "code"}
-        out = export_scorer(out_dir, self.encoder, self.head, self.clip, str(self.feature_dtype).replace("torch.", ""),
-                            self.config.get("head", {}), extra={k: v for k, v in self.config.items() if k not in own},
-                            reading=self.reading)
+        out = export_scorer(
+            out_dir,
+            self.encoder,
+            self.head,
+            self.clip,
+            str(self.feature_dtype).replace("torch.", ""),
+            self.config.get("head", {}),
+            extra={k: v for k, v in self.config.items() if k not in own},
+            reading=self.reading,
+        )
         write_model_card(out, run_dir)
         return out
 
@@ -278,8 +334,9 @@ class Scorer:
         with torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.device.type == "cuda"):
             return self.encoder(clips.to(self.device)).float()
 
-    def _score_clips(self, clips: Iterable[tuple[object, str, torch.Tensor | Exception]]
-                     ) -> Iterator[tuple[object, float | Exception]]:
+    def _score_clips(
+        self, clips: Iterable[tuple[object, str, torch.Tensor | Exception]]
+    ) -> Iterator[tuple[object, float | Exception]]:
         """(key, raw score or error) of each (key, name, preprocessed clip or its error), in order, in batches."""
         batch: list[tuple[str, torch.Tensor]] = []
         pending: list[list] = []
@@ -341,8 +398,10 @@ class Scorer:
         apart, default the reading's), whatever the scorer's reading; a video no longer than a window is one.
         Raises VideoDecodeError and NonFiniteScoreError."""
         if self.clip.mode != "uniform":
-            raise ValueError(f"score_windows reads consecutive frames; this scorer samples {self.clip.fps} frames/s "
-                             "(clip.mode='fps'), which already keeps a step's span fixed")
+            raise ValueError(
+                f"score_windows reads consecutive frames; this scorer samples {self.clip.fps} frames/s "
+                "(clip.mode='fps'), which already keeps a step's span fixed"
+            )
         keep = self.reading
         self.reading = Reading("windows", stride if stride is not None else keep.stride, keep.combine)
         try:

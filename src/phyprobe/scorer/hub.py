@@ -13,13 +13,11 @@ training videos by source (the run's ``scores.csv``), the held-out figures with 
 from __future__ import annotations
 
 import json
-import re
 import tempfile
 from pathlib import Path
 
 from .core import ScorerLoadError
 from .names import BUNDLE, CARD, CONFIG, WEIGHTS, is_repo_id
-
 
 INTENDED_USE = """\
 Scoring generated or real videos for violations of intuitive physics (objects teleporting, passing
@@ -41,28 +39,36 @@ KNOWN_LIMITS = """\
 - Quality degradations (blur, noise, compression) can outscore a real violation of the same scene."""
 
 
-
 def resolve(path: str | Path, revision: str | None = None, cache_dir: str | Path | None = None) -> Path:
     """A local scorer directory for ``path``: itself when it exists, else a Hub snapshot of repo id ``path``."""
     p = Path(path)
     if p.exists() or not is_repo_id(str(path)):
         if revision is not None:
-            raise ScorerLoadError(f"{path}: revision={revision!r} applies to Hub repositories, and this is a local path")
+            raise ScorerLoadError(
+                f"{path}: revision={revision!r} applies to Hub repositories, and this is a local path"
+            )
         return p
     try:
         from huggingface_hub import snapshot_download
         from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
     except ImportError as e:
-        raise ScorerLoadError(f"{path}: no such local directory; to load it from the Hugging Face Hub, "
-                              f"pip install 'phyprobe[hf]' (huggingface_hub)") from e
+        raise ScorerLoadError(
+            f"{path}: no such local directory; to load it from the Hugging Face Hub, "
+            f"pip install 'phyprobe[hf]' (huggingface_hub)"
+        ) from e
 
     at = f" at revision {revision!r}" if revision else ""
     try:
-        return Path(snapshot_download(str(path), revision=revision, cache_dir=cache_dir,
-                                      allow_patterns=[CONFIG, WEIGHTS, CARD, f"{BUNDLE}/*"]))
+        return Path(
+            snapshot_download(
+                str(path), revision=revision, cache_dir=cache_dir, allow_patterns=[CONFIG, WEIGHTS, CARD, f"{BUNDLE}/*"]
+            )
+        )
     except LocalEntryNotFoundError as e:
-        raise ScorerLoadError(f"{path}: no such local directory, and not in the Hub cache{at} while offline or "
-                              f"without connection (download it once online, or check HF_HUB_CACHE)") from e
+        raise ScorerLoadError(
+            f"{path}: no such local directory, and not in the Hub cache{at} while offline or "
+            f"without connection (download it once online, or check HF_HUB_CACHE)"
+        ) from e
     except (HfHubHTTPError, ValueError) as e:
         first = str(e).strip().splitlines()[0]
         raise ScorerLoadError(f"{path}: no such local directory, and the Hub cannot provide it{at} ({first})") from e
@@ -79,9 +85,15 @@ def _training_data(run: Path) -> list[str]:
     cfg = json.loads(info.read_text()).get("config", {}) if info.is_file() else {}
     train_splits = list((cfg.get("data") or {}).get("train_splits") or ["train"])
     df["role"] = np.where(df["split"].isin(train_splits), "train", "held out")
-    table = df.groupby(["source", "role"]).size().unstack(fill_value=0).reindex(columns=["train", "held out"], fill_value=0)
-    lines = [f"Videos of the training run by source (training splits: {', '.join(train_splits)}).", "",
-             "| source | " + " | ".join(table.columns) + " |", "|---|" + "---|" * len(table.columns)]
+    table = (
+        df.groupby(["source", "role"]).size().unstack(fill_value=0).reindex(columns=["train", "held out"], fill_value=0)
+    )
+    lines = [
+        f"Videos of the training run by source (training splits: {', '.join(train_splits)}).",
+        "",
+        "| source | " + " | ".join(table.columns) + " |",
+        "|---|" + "---|" * len(table.columns),
+    ]
     lines += [f"| {src} | " + " | ".join(str(int(v)) for v in row) + " |" for src, row in table.iterrows()]
     return lines
 
@@ -95,9 +107,16 @@ def _figures(run: Path) -> list[str]:
     metrics = json.loads(m.read_text())
     if not metrics.get("benchmarks"):
         return []
-    evaluators = {"phyprobe": metrics["benchmarks"], **{f"baseline: {k}": v for k, v in metrics.get("baselines", {}).items()}}
-    return ["Held-out figures of the training run (`metrics.json`), raw scores, 95 % percentile bootstrap "
-            "intervals and the number of units:", "", *headline_table(evaluators)]
+    evaluators = {
+        "phyprobe": metrics["benchmarks"],
+        **{f"baseline: {k}": v for k, v in metrics.get("baselines", {}).items()},
+    }
+    return [
+        "Held-out figures of the training run (`metrics.json`), raw scores, 95 % percentile bootstrap "
+        "intervals and the number of units:",
+        "",
+        *headline_table(evaluators),
+    ]
 
 
 def _head_words(h: dict) -> str:
@@ -116,31 +135,66 @@ def model_card(cfg: dict, run_dir: Path | None) -> str:
     figs = _figures(run) if run else []
     missing = "Not recorded: the training run directory was not available when this card was written."
     code = cfg.get("code", {})
-    return "\n".join([
-        "---", "library_name: phyprobe", "tags:", "- video", "- physics", "- evaluation", "- phyprobe", "---", "",
-        f"# phyprobe scorer ({enc['name']})", "",
-        "A learned evaluator of physical consistency in videos: a frozen pretrained encoder, temporal "
-        f"{'/'.join(h['stats'])} pooling of per-frame features, and {_head_words(h)} giving a violation "
-        "score clipped to [0, 1].", "",
-        "```python", "from phyprobe import Scorer", "", "scorer = Scorer.from_pretrained(\"ORG/NAME\")",
-        "scorer.score(\"clip.mp4\")            # a file", "scorer.score_frames(frames)           # (B, T, H, W, 3) uint8",
-        "```", "",
-        "## Encoder", "",
-        f"- registry entry `{enc['name']}` with options `{json.dumps(enc['kwargs'])}`, weights `{d.get('weights_id', '?')}`",
-        f"- fingerprint `{enc['fingerprint']}` (checked at load: a different encoder or preprocessing is refused)",
-        f"- input {pre.get('size', '?')} px, resize `{pre.get('resize', '?')}`, clip `{json.dumps(cfg['clip'])}`",
-        f"- head: {_head_words(h)}, features stored as {cfg['feature_dtype']}",
-        f"- code: phyprobe {code.get('package', '?')}, commit {code.get('git_commit') or 'unknown'}", "",
-        "## Training data", "", *(data or [missing]), "",
-        "## Evaluation", "", *(figs or [missing]), "",
-        "## Intended use", "", INTENDED_USE, "",
-        "## Known limits", "", KNOWN_LIMITS, "",
-    ])
+    return "\n".join(
+        [
+            "---",
+            "library_name: phyprobe",
+            "tags:",
+            "- video",
+            "- physics",
+            "- evaluation",
+            "- phyprobe",
+            "---",
+            "",
+            f"# phyprobe scorer ({enc['name']})",
+            "",
+            "A learned evaluator of physical consistency in videos: a frozen pretrained encoder, temporal "
+            f"{'/'.join(h['stats'])} pooling of per-frame features, and {_head_words(h)} giving a violation "
+            "score clipped to [0, 1].",
+            "",
+            "```python",
+            "from phyprobe import Scorer",
+            "",
+            'scorer = Scorer.from_pretrained("ORG/NAME")',
+            'scorer.score("clip.mp4")            # a file',
+            "scorer.score_frames(frames)           # (B, T, H, W, 3) uint8",
+            "```",
+            "",
+            "## Encoder",
+            "",
+            f"- registry entry `{enc['name']}` with options `{json.dumps(enc['kwargs'])}`, weights `{d.get('weights_id', '?')}`",
+            f"- fingerprint `{enc['fingerprint']}` (checked at load: a different encoder or preprocessing is refused)",
+            f"- input {pre.get('size', '?')} px, resize `{pre.get('resize', '?')}`, clip `{json.dumps(cfg['clip'])}`",
+            f"- head: {_head_words(h)}, features stored as {cfg['feature_dtype']}",
+            f"- code: phyprobe {code.get('package', '?')}, commit {code.get('git_commit') or 'unknown'}",
+            "",
+            "## Training data",
+            "",
+            *(data or [missing]),
+            "",
+            "## Evaluation",
+            "",
+            *(figs or [missing]),
+            "",
+            "## Intended use",
+            "",
+            INTENDED_USE,
+            "",
+            "## Known limits",
+            "",
+            KNOWN_LIMITS,
+            "",
+        ]
+    )
 
 
 def write_model_card(scorer_dir: Path, run_dir: str | Path | None = None) -> Path:
     cfg = json.loads((scorer_dir / CONFIG).read_text())
-    run = Path(run_dir) if run_dir else (Path(cfg["training"]["run_dir"]) if cfg.get("training", {}).get("run_dir") else None)
+    run = (
+        Path(run_dir)
+        if run_dir
+        else (Path(cfg["training"]["run_dir"]) if cfg.get("training", {}).get("run_dir") else None)
+    )
     path = scorer_dir / CARD
     tmp = path.with_name(CARD + ".tmp")
     tmp.write_text(model_card(cfg, run), encoding="utf-8")
@@ -148,8 +202,15 @@ def write_model_card(scorer_dir: Path, run_dir: str | Path | None = None) -> Pat
     return path
 
 
-def push(scorer, repo_id: str, run_dir: str | Path | None = None, private: bool = False, revision: str | None = None,
-         token: str | None = None, commit_message: str = "Upload phyprobe scorer") -> str:
+def push(
+    scorer,
+    repo_id: str,
+    run_dir: str | Path | None = None,
+    private: bool = False,
+    revision: str | None = None,
+    token: str | None = None,
+    commit_message: str = "Upload phyprobe scorer",
+) -> str:
     """Create ``repo_id`` if needed and upload the saved scorer as one commit (on ``revision``'s branch)."""
     from huggingface_hub import HfApi
 

@@ -32,7 +32,9 @@ class Reading:
             raise ValueError(f"reading.mode must be one of {READING_MODES}, got {self.mode!r}")
         if self.combine not in COMBINE:
             raise ValueError(f"reading.combine must be one of {sorted(COMBINE)}, got {self.combine!r}")
-        if self.stride is not None and (isinstance(self.stride, bool) or not isinstance(self.stride, int) or self.stride < 1):
+        if self.stride is not None and (
+            isinstance(self.stride, bool) or not isinstance(self.stride, int) or self.stride < 1
+        ):
             raise ValueError(f"reading.stride must be a whole number >= 1 or null, got {self.stride!r}")
 
     @classmethod
@@ -58,12 +60,15 @@ class Reading:
     def describe(self, length: int) -> str:
         if self.mode == "whole":
             return f"{length} frames spread over the whole video"
-        return (f"windows of {length} consecutive frames, {self.stride or max(1, length // 2)} apart, "
-                f"their {self.combine}, for a video longer than {length} frames")
+        return (
+            f"windows of {length} consecutive frames, {self.stride or max(1, length // 2)} apart, "
+            f"their {self.combine}, for a video longer than {length} frames"
+        )
 
 
-def trained_reading(mode: str, stride: int | None, combine: str, clip_frames: int, uniform: bool,
-                    video_frames) -> Reading:
+def trained_reading(
+    mode: str, stride: int | None, combine: str, clip_frames: int, uniform: bool, video_frames
+) -> Reading:
     """The reading a head was trained with: ``auto`` is ``windows`` when every training video is at most
     ``clip_frames`` long and read with uniform sampling (each training clip was consecutive frames), else
     ``whole`` (the clip's frames were spread over longer videos, or sampled at a fixed rate)."""

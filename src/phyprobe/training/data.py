@@ -23,8 +23,15 @@ class PairFeatureDataset(Dataset):
     in at least one pair, so L_mag and L_cal see it without a second data stream.
     """
 
-    def __init__(self, feats: torch.Tensor | ShardFeatureTable, pair_idx: np.ndarray, labels: np.ndarray, weights: np.ndarray,
-                 magnitude: np.ndarray, anchor: np.ndarray):
+    def __init__(
+        self,
+        feats: torch.Tensor | ShardFeatureTable,
+        pair_idx: np.ndarray,
+        labels: np.ndarray,
+        weights: np.ndarray,
+        magnitude: np.ndarray,
+        anchor: np.ndarray,
+    ):
         self.feats = feats
         self.a = torch.as_tensor(pair_idx[:, 0], dtype=torch.long)
         self.b = torch.as_tensor(pair_idx[:, 1], dtype=torch.long)
@@ -44,8 +51,12 @@ class PairFeatureDataset(Dataset):
         i = torch.as_tensor(idx, dtype=torch.long)
         a, b = self.a[i], self.b[i]
         return {
-            "fa": self.feats[a], "fb": self.feats[b], "label": self.label[i], "weight": self.weight[i],
-            "mag": torch.stack([self.mag[a], self.mag[b]], 1), "anchor": torch.stack([self.anchor[a], self.anchor[b]], 1),
+            "fa": self.feats[a],
+            "fb": self.feats[b],
+            "label": self.label[i],
+            "weight": self.weight[i],
+            "mag": torch.stack([self.mag[a], self.mag[b]], 1),
+            "anchor": torch.stack([self.anchor[a], self.anchor[b]], 1),
         }
 
 
@@ -59,9 +70,18 @@ def pair_arrays(pairs: pd.DataFrame, row_of: dict[str, int]) -> tuple[np.ndarray
 
 
 class PairFeatureDataModule(L.LightningDataModule):
-    def __init__(self, feats: torch.Tensor | ShardFeatureTable, row_of: dict[str, int], train_pairs: pd.DataFrame, val_pairs: pd.DataFrame,
-                 magnitude: np.ndarray, anchor: np.ndarray, batch_size: int = 256, num_workers: int = 0,
-                 sampling: np.ndarray | None = None):
+    def __init__(
+        self,
+        feats: torch.Tensor | ShardFeatureTable,
+        row_of: dict[str, int],
+        train_pairs: pd.DataFrame,
+        val_pairs: pd.DataFrame,
+        magnitude: np.ndarray,
+        anchor: np.ndarray,
+        batch_size: int = 256,
+        num_workers: int = 0,
+        sampling: np.ndarray | None = None,
+    ):
         super().__init__()
         self.sampling = sampling  # per-training-pair draw probabilities (data.sampling); None = uniform shuffle
         self.feats, self.row_of = feats, row_of
@@ -74,11 +94,28 @@ class PairFeatureDataModule(L.LightningDataModule):
         return PairFeatureDataset(self.feats, idx, lab, w, self.magnitude, self.anchor)
 
     def train_dataloader(self):
-        sampler = None if self.sampling is None else WeightedRandomSampler(
-            torch.as_tensor(self.sampling, dtype=torch.double), num_samples=len(self.train_pairs), replacement=True)
-        return DataLoader(self._dataset(self.train_pairs), batch_size=self.batch_size, shuffle=sampler is None, sampler=sampler,
-                          collate_fn=_batch_as_is, num_workers=self.num_workers, drop_last=len(self.train_pairs) > self.batch_size)
+        sampler = (
+            None
+            if self.sampling is None
+            else WeightedRandomSampler(
+                torch.as_tensor(self.sampling, dtype=torch.double), num_samples=len(self.train_pairs), replacement=True
+            )
+        )
+        return DataLoader(
+            self._dataset(self.train_pairs),
+            batch_size=self.batch_size,
+            shuffle=sampler is None,
+            sampler=sampler,
+            collate_fn=_batch_as_is,
+            num_workers=self.num_workers,
+            drop_last=len(self.train_pairs) > self.batch_size,
+        )
 
     def val_dataloader(self):
-        return DataLoader(self._dataset(self.val_pairs), batch_size=1024, shuffle=False, collate_fn=_batch_as_is,
-                          num_workers=self.num_workers)
+        return DataLoader(
+            self._dataset(self.val_pairs),
+            batch_size=1024,
+            shuffle=False,
+            collate_fn=_batch_as_is,
+            num_workers=self.num_workers,
+        )

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import lightning as L
 import torch
-from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from ..data.manifest import Manifest
@@ -50,19 +49,40 @@ def train_dynamics(cfg: DictConfig) -> dict:
     clip = ClipSpec(**cfg.clip)
     seen = trainable_part(manifest, cfg.data)  # a cross-world model sees one world; data.exclude keeps videos out
     sources = sorted(seen.videos["source"].unique())
-    wanted = seen.keep(plausible_mask(seen.videos) & seen.videos["split"].isin([*cfg.data.train_splits, *cfg.data.val_splits]).to_numpy())
+    wanted = seen.keep(
+        plausible_mask(seen.videos)
+        & seen.videos["split"].isin([*cfg.data.train_splits, *cfg.data.val_splits]).to_numpy()
+    )
     cache = extract_features(wanted, base, clip, cfg.paths.cache_dir, dtype=cfg.feature_dtype, **cfg.extract)
     train, skipped_train = plausible_features(cache, wanted, cfg.data.train_splits)
     val, skipped_val = plausible_features(cache, wanted, cfg.data.val_splits)
     p = cfg.predictor
-    predictor, history = fit_predictor(train, val, context=p.context, hidden=p.hidden, epochs=p.epochs, lr=p.lr,
-                                       weight_decay=p.weight_decay, batch_size=p.batch_size, seed=cfg.seed,
-                                       patience=p.get("patience"), columns=predicted_columns(base),
-                                       after=p.get("after", 0))
+    predictor, history = fit_predictor(
+        train,
+        val,
+        context=p.context,
+        hidden=p.hidden,
+        epochs=p.epochs,
+        lr=p.lr,
+        weight_decay=p.weight_decay,
+        batch_size=p.batch_size,
+        seed=cfg.seed,
+        patience=p.get("patience"),
+        columns=predicted_columns(base),
+        after=p.get("after", 0),
+    )
     best = min(history, key=lambda h: h["val_l1"])
-    summary = {"num_train_clips": len(train), "num_val_clips": len(val), "skipped": skipped_train + skipped_val,
-               "best_epoch": best["epoch"], "val_l1": best["val_l1"], "train_l1": best["train_l1"],
-               "feature_cache": str(cache.dir), "manifest": str(manifest.root), "sources": sources}
+    summary = {
+        "num_train_clips": len(train),
+        "num_val_clips": len(val),
+        "skipped": skipped_train + skipped_val,
+        "best_epoch": best["epoch"],
+        "val_l1": best["val_l1"],
+        "train_l1": best["train_l1"],
+        "feature_cache": str(cache.dir),
+        "manifest": str(manifest.root),
+        "sources": sources,
+    }
     save_checkpoint(out, predictor, base, clip.to_dict(), extra={"fit": summary, "history": history})
     log.info("dynamics checkpoint written to %s (val L1 %.4f at epoch %d)", out, best["val_l1"], best["epoch"])
     return summary

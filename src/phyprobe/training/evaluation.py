@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from collections.abc import Mapping, Set
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -43,14 +43,17 @@ def restrict_all(manifest: Manifest, benchmarks: Mapping[str, Mapping]) -> dict:
             wanted = (bench.where or {}).get("source")
             wanted = {wanted} if isinstance(wanted, str) else set(wanted or [])
             absent = bool(wanted) and not wanted & set(manifest.videos["source"])
-            (log.info if absent else log.warning)("benchmark %s: no videos of this run's data match split=%s where=%s",
-                                                  name, bench.split, bench.where)
+            (log.info if absent else log.warning)(
+                "benchmark %s: no videos of this run's data match split=%s where=%s", name, bench.split, bench.where
+            )
             continue
         out[name] = (bench, m)
     return out
 
 
-def distribution_labels(restricted: Mapping[str, tuple], trained_on: list[str], excluded: Set[str] = frozenset()) -> dict[str, str]:
+def distribution_labels(
+    restricted: Mapping[str, tuple], trained_on: list[str], excluded: Set[str] = frozenset()
+) -> dict[str, str]:
     """``{benchmark: label}``: ``in`` when the benchmark's videos come from sources the head trained on
     (``trained_on``: sources with training videos) and from splits like the training data's; otherwise
     ``out:`` and every reason (an unseen source, held-out families, a held-out style, videos that
@@ -59,10 +62,16 @@ def distribution_labels(restricted: Mapping[str, tuple], trained_on: list[str], 
     for name, (bench, m) in restricted.items():
         splits = set(bench.split or [])
         ids = set(m.videos["id"])
-        reasons = [why for why, hit in (("excluded from training", bool(ids) and ids <= set(excluded)),
-                                        ("unseen source", bool(set(m.videos["source"]) - set(trained_on))),
-                                        ("held-out families", "heldout_family" in splits),
-                                        ("held-out style", "heldout_style" in splits)) if hit]
+        reasons = [
+            why
+            for why, hit in (
+                ("excluded from training", bool(ids) and ids <= set(excluded)),
+                ("unseen source", bool(set(m.videos["source"]) - set(trained_on))),
+                ("held-out families", "heldout_family" in splits),
+                ("held-out style", "heldout_style" in splits),
+            )
+            if hit
+        ]
         out[name] = "out: " + " + ".join(reasons) if reasons else "in"
     return out
 
@@ -73,8 +82,10 @@ def side_by_side(metrics: Mapping, figure: str) -> list[str]:
     dist = metrics.get("distribution", {})
     benches = sorted(metrics["benchmarks"], key=lambda b: (dist.get(b, "in") != "in", dist.get(b, ""), b))
     evaluators = {"phyprobe": metrics["benchmarks"], **metrics.get("baselines", {})}
-    lines = ["| evaluator | " + " | ".join(f"{b} ({dist.get(b, '?')})" for b in benches) + " |",
-             "|---|" + "---|" * len(benches)]
+    lines = [
+        "| evaluator | " + " | ".join(f"{b} ({dist.get(b, '?')})" for b in benches) + " |",
+        "|---|" + "---|" * len(benches),
+    ]
     for name, per in evaluators.items():
         cells = []
         for b in benches:
@@ -86,8 +97,10 @@ def side_by_side(metrics: Mapping, figure: str) -> list[str]:
 
 def evaluate_run(restricted: Mapping[str, tuple], scores: Mapping[str, float], n_boot: int = 1000) -> dict:
     """``{benchmark: {protocol: figures}}`` from :func:`restrict_all`'s output."""
-    return {name: bench.evaluate({v: scores[v] for v in m.videos["id"]}, manifest=m, n_boot=n_boot)
-            for name, (bench, m) in restricted.items()}
+    return {
+        name: bench.evaluate({v: scores[v] for v in m.videos["id"]}, manifest=m, n_boot=n_boot)
+        for name, (bench, m) in restricted.items()
+    }
 
 
 def surprisal_scores(feats: torch.Tensor, fit_rows: list[int], context: int = 2) -> dict[str, np.ndarray]:
@@ -110,8 +123,10 @@ def surprisal_scores(feats: torch.Tensor, fit_rows: list[int], context: int = 2)
 
 def headline_table(results: Mapping[str, Mapping[str, Mapping]]) -> list[str]:
     """Markdown rows: one per (evaluator, benchmark), the headline figures with their intervals."""
-    lines = ["| evaluator | benchmark | " + " | ".join(f"`{h}`" for h in HEADLINE) + " |",
-             "|---|---|" + "---|" * len(HEADLINE)]
+    lines = [
+        "| evaluator | benchmark | " + " | ".join(f"`{h}`" for h in HEADLINE) + " |",
+        "|---|---|" + "---|" * len(HEADLINE),
+    ]
     for evaluator, per_bench in results.items():
         for bench, res in per_bench.items():
             flat = {k.split(".", 1)[1] if "." in k else k: v for k, v in flatten_metrics(res).items()}
@@ -120,12 +135,17 @@ def headline_table(results: Mapping[str, Mapping[str, Mapping]]) -> list[str]:
     return lines
 
 
-def write_run_report(out: Path, metrics: dict, scores: pd.DataFrame, restricted: Mapping[str, tuple], main: str) -> Path:
+def write_run_report(
+    out: Path, metrics: dict, scores: pd.DataFrame, restricted: Mapping[str, tuple], main: str
+) -> Path:
     """``report.md``: the headline table for every benchmark and baseline, then the full report
     (plots and every figure) of ``main``; the other benchmarks get their own page under ``reports/``."""
     from ..eval.report import write_report
 
-    evaluators = {"phyprobe": metrics["benchmarks"], **{f"baseline: {k}": v for k, v in metrics.get("baselines", {}).items()}}
+    evaluators = {
+        "phyprobe": metrics["benchmarks"],
+        **{f"baseline: {k}": v for k, v in metrics.get("baselines", {}).items()},
+    }
     main_text, pages = "", {}
     for name, res in metrics["benchmarks"].items():
         ids = set(restricted[name][1].videos["id"])
@@ -143,27 +163,59 @@ def write_run_report(out: Path, metrics: dict, scores: pd.DataFrame, restricted:
     from .pipeline import recipe_line
 
     recipe = [f"Recipe: {recipe_line(metrics['recipe'])}.", ""] if metrics.get("recipe") else []
-    head = ["# phyprobe run report", "", *recipe, f"Run directory: `{out}`. Raw scores (before clipping) are evaluated; "
-            "intervals are 95 % percentile bootstrap. Baselines use the same encoder's features.", "",
-            "## Headline figures", "", *headline_table(evaluators), ""]
-    margins = [f"| {b} | {bench} | {fmt_leaf(r)} |" for b, per in metrics.get("margins", {}).items()
-               for bench, r in per.items()]
+    head = [
+        "# phyprobe run report",
+        "",
+        *recipe,
+        f"Run directory: `{out}`. Raw scores (before clipping) are evaluated; "
+        "intervals are 95 % percentile bootstrap. Baselines use the same encoder's features.",
+        "",
+        "## Headline figures",
+        "",
+        *headline_table(evaluators),
+        "",
+    ]
+    margins = [
+        f"| {b} | {bench} | {fmt_leaf(r)} |"
+        for b, per in metrics.get("margins", {}).items()
+        for bench, r in per.items()
+    ]
     if margins:
-        head += ["## Margin over the baselines", "", "Same-scene accuracy (severity ≥ the benchmark's `severe`) of "
-                 "phyprobe minus the baseline's, on the same twin pairs (paired bootstrap).", "",
-                 "| baseline | benchmark | margin [95 % CI] n=pairs |", "|---|---|---|", *margins, ""]
+        head += [
+            "## Margin over the baselines",
+            "",
+            "Same-scene accuracy (severity ≥ the benchmark's `severe`) of "
+            "phyprobe minus the baseline's, on the same twin pairs (paired bootstrap).",
+            "",
+            "| baseline | benchmark | margin [95 % CI] n=pairs |",
+            "|---|---|---|",
+            *margins,
+            "",
+        ]
     if metrics.get("distribution"):
-        head += ["## In and out of distribution", "", f"Trained on sources {metrics.get('trained_on')}. A benchmark is "
-                 "*in* distribution when its source and split are like the training data's.", ""]
+        head += [
+            "## In and out of distribution",
+            "",
+            f"Trained on sources {metrics.get('trained_on')}. A benchmark is "
+            "*in* distribution when its source and split are like the training data's.",
+            "",
+        ]
         for fig in ("same_scene_accuracy_severity_ge_0.5", "auroc_plausible_vs_violated"):
             head += [f"`{fig}`:", "", *side_by_side(metrics, fig), ""]
     if metrics.get("shortcuts"):
         from ..eval.shortcuts import markdown as shortcut_rows
 
-        head += ["## Shortcut diagnostics", "", "Plausible clips are plausible whatever made them: an evaluator "
-                 "that scores physics gives every source's plausible clips the same low score. *Separability* is "
-                 "how well the score alone tells two sources' plausible clips apart (AUROC folded to ≥ 0.5; 0.5 = "
-                 "not at all, 1 = the score is a source label).", "", *shortcut_rows(metrics["shortcuts"]), ""]
+        head += [
+            "## Shortcut diagnostics",
+            "",
+            "Plausible clips are plausible whatever made them: an evaluator "
+            "that scores physics gives every source's plausible clips the same low score. *Separability* is "
+            "how well the score alone tells two sources' plausible clips apart (AUROC folded to ≥ 0.5; 0.5 = "
+            "not at all, 1 = the score is a source label).",
+            "",
+            *shortcut_rows(metrics["shortcuts"]),
+            "",
+        ]
     if pages:
         head += ["Per-benchmark pages: " + ", ".join(f"[{k}]({v})" for k, v in pages.items()), ""]
     path = out / "report.md"

@@ -10,8 +10,14 @@ from ..losses import PhyProbeLoss
 
 
 class PhyProbeModule(L.LightningModule):
-    def __init__(self, head: PhyProbeHead, loss: PhyProbeLoss, lr: float = 1e-3, weight_decay: float = 1e-2,
-                 warmup_steps: int = 50):
+    def __init__(
+        self,
+        head: PhyProbeHead,
+        loss: PhyProbeLoss,
+        lr: float = 1e-3,
+        weight_decay: float = 1e-2,
+        warmup_steps: int = 50,
+    ):
         super().__init__()
         self.head, self.loss_fn = head, loss
         self.lr, self.weight_decay, self.warmup_steps = lr, weight_decay, warmup_steps
@@ -33,7 +39,9 @@ class PhyProbeModule(L.LightningModule):
         decided = batch["label"] != 0.5
         if decided.any():
             correct = ((s_a - s_b)[decided] > 0) == (batch["label"][decided] > 0.5)
-            self.log(f"{stage}/pair_acc", correct.float().mean(), on_step=False, on_epoch=True, batch_size=int(decided.sum()))
+            self.log(
+                f"{stage}/pair_acc", correct.float().mean(), on_step=False, on_epoch=True, batch_size=int(decided.sum())
+            )
         return out["loss"]
 
     def training_step(self, batch, batch_idx):

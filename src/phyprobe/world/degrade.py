@@ -32,7 +32,12 @@ def degrade(frames: np.ndarray, kind: str, strength: float, rng: np.random.Gener
         factor = 2.0 + 3.0 * strength
         h, w = frames.shape[1:3]
         small = (max(8, int(w / factor)), max(8, int(h / factor)))
-        return np.stack([cv2.resize(cv2.resize(f, small, interpolation=cv2.INTER_AREA), (w, h), interpolation=cv2.INTER_LINEAR) for f in frames])
+        return np.stack(
+            [
+                cv2.resize(cv2.resize(f, small, interpolation=cv2.INTER_AREA), (w, h), interpolation=cv2.INTER_LINEAR)
+                for f in frames
+            ]
+        )
     if kind == "colour":
         gains = 1.0 + (0.15 + 0.35 * strength) * rng.uniform(-1, 1, size=3)
         gamma = float(np.exp(rng.uniform(-0.4, 0.4) * strength))

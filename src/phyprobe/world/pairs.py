@@ -32,7 +32,16 @@ class SceneGroup:
 def _row(a: str, b: str, label: float, source: str, corr: str, kind: str, split: str, rng: np.random.Generator) -> dict:
     if rng.random() < 0.5:
         a, b, label = b, a, 1.0 - label
-    return {"a": a, "b": b, "label": float(label), "weight": 1.0, "source": source, "correspondence": corr, "kind": kind, "split": split}
+    return {
+        "a": a,
+        "b": b,
+        "label": float(label),
+        "weight": 1.0,
+        "source": source,
+        "correspondence": corr,
+        "kind": kind,
+        "split": split,
+    }
 
 
 def make_pairs(groups: list[SceneGroup], seed: int, min_severity_gap: float = 0.15) -> list[dict]:
@@ -45,7 +54,18 @@ def make_pairs(groups: list[SceneGroup], seed: int, min_severity_gap: float = 0.
         for i, (va, sa) in enumerate(g.violated):
             for vb, sb in g.violated[i + 1 :]:
                 if abs(sa - sb) >= min_severity_gap:
-                    rows.append(_row(va, vb, 1.0 if sa > sb else 0.0, g.source, "same_scene", "generated_vs_generated", g.split, rng))
+                    rows.append(
+                        _row(
+                            va,
+                            vb,
+                            1.0 if sa > sb else 0.0,
+                            g.source,
+                            "same_scene",
+                            "generated_vs_generated",
+                            g.split,
+                            rng,
+                        )
+                    )
         for q in g.quality:
             rows.append(_row(g.plausible, q, 0.5, g.source, "same_scene", "real_vs_real", g.split, rng))
     by_bucket: dict[tuple[str, str], list[SceneGroup]] = {}
@@ -59,6 +79,8 @@ def make_pairs(groups: list[SceneGroup], seed: int, min_severity_gap: float = 0.
             if g.violated:
                 rows.append(_row(g.violated[0][0], h.plausible, 1.0, source, "none", "real_vs_generated", split, rng))
                 if h.quality:
-                    rows.append(_row(g.violated[-1][0], h.quality[0], 1.0, source, "none", "real_vs_generated", split, rng))
+                    rows.append(
+                        _row(g.violated[-1][0], h.quality[0], 1.0, source, "none", "real_vs_generated", split, rng)
+                    )
             rows.append(_row(g.plausible, h.plausible, 0.5, source, "none", "real_vs_real", split, rng))
     return rows

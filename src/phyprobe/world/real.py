@@ -72,7 +72,9 @@ def patch_path(rng: np.random.Generator, h: int, w: int) -> tuple[int, tuple[int
     return p, (y0, x0), (dy / norm, dx / norm), min(PATCH_SHIFT * short, norm)
 
 
-def perturb(src: np.ndarray, start: int, length: int, kind: str, severity: float, onset: int, rng_seed: int) -> np.ndarray:
+def perturb(
+    src: np.ndarray, start: int, length: int, kind: str, severity: float, onset: int, rng_seed: int
+) -> np.ndarray:
     """The segment ``src[start:start+length]`` with perturbation ``kind`` from frame ``onset``.
 
     ``rng_seed`` fixes the plan (patch place, shuffle order) so all severities of one segment share it.

@@ -102,7 +102,13 @@ class Renderer:
         fg[:floor_y, right:] = wall
         if sc.ramp is not None:
             (x0, y0), (x1, y1) = sc.ramp
-            p = [(int(round((x + self.margin) * k * ONE)), int(round((self.h - (y + FLOOR_BAND * VIEW_HEIGHT) * k) * ONE))) for x, y in ((x0, y0), (x1, y1))]
+            p = [
+                (
+                    int(round((x + self.margin) * k * ONE)),
+                    int(round((self.h - (y + FLOOR_BAND * VIEW_HEIGHT) * k) * ONE)),
+                )
+                for x, y in ((x0, y0), (x1, y1))
+            ]
             cv2.line(fg, p[0], p[1], wall, max(1, int(round(2 * RAMP_RADIUS * k))), cv2.LINE_AA, SHIFT)
         mask = fg.any(axis=2)
         mask[floor_y:] = True
@@ -140,7 +146,10 @@ class Renderer:
         style = self.scene.style.texture
         centre = (int(round(cx * ONE)), int(round(cy * ONE)))
         if spec.kind == "circle":
-            axes = (max(1, int(round(spec.radius * sx * self.k * ONE))), max(1, int(round(spec.radius * sy * self.k * ONE))))
+            axes = (
+                max(1, int(round(spec.radius * sx * self.k * ONE))),
+                max(1, int(round(spec.radius * sy * self.k * ONE))),
+            )
             cv2.ellipse(frame, centre, axes, -math.degrees(ang), 0, 360, spec.colour, -1, cv2.LINE_AA, SHIFT)
             if style == "outline":
                 cv2.ellipse(frame, centre, axes, -math.degrees(ang), 0, 360, spec.mark_colour, 1, cv2.LINE_AA, SHIFT)
@@ -158,12 +167,22 @@ class Renderer:
             ends = np.array([[-r * sx, 0.0], [r * sx, 0.0]])
             px, py = self.to_px(x + ends[:, 0] * c - ends[:, 1] * s, y + ends[:, 0] * s + ends[:, 1] * c, t)
             thick = max(1, int(round(0.15 * spec.radius * self.k)))
-            cv2.line(frame, (int(px[0] * ONE), int(py[0] * ONE)), (int(px[1] * ONE), int(py[1] * ONE)), spec.mark_colour, thick, cv2.LINE_AA, SHIFT)
+            cv2.line(
+                frame,
+                (int(px[0] * ONE), int(py[0] * ONE)),
+                (int(px[1] * ONE), int(py[1] * ONE)),
+                spec.mark_colour,
+                thick,
+                cv2.LINE_AA,
+                SHIFT,
+            )
         elif style == "dot":
             dx, dy = 0.45 * r * sx, 0.0
             px, py = self.to_px(np.array(x + dx * c - dy * s), np.array(y + dx * s + dy * c), t)
             rad = max(ONE, int(round(0.25 * spec.radius * min(sx, sy) * self.k * ONE)))
-            cv2.circle(frame, (int(round(px * ONE)), int(round(py * ONE))), rad, spec.mark_colour, -1, cv2.LINE_AA, SHIFT)
+            cv2.circle(
+                frame, (int(round(px * ONE)), int(round(py * ONE))), rad, spec.mark_colour, -1, cv2.LINE_AA, SHIFT
+            )
 
 
 def view_at(canvas: np.ndarray, x: float, width: int) -> np.ndarray:

@@ -180,7 +180,11 @@ def sample_scene(seed: int, index: int, num_frames: int = 32, heldout_style: boo
         for _attempt in range(30):
             angle = float(rng.uniform(-math.pi, math.pi)) if not (on_floor and kind == "box") else 0.0
             x = float(rng.uniform(radius + 2, world_width - radius - 2))
-            y = lowest_point(verts, radius, angle) + 0.2 if on_floor else float(rng.uniform(radius + 40, 0.8 * VIEW_HEIGHT))
+            y = (
+                lowest_point(verts, radius, angle) + 0.2
+                if on_floor
+                else float(rng.uniform(radius + 40, 0.8 * VIEW_HEIGHT))
+            )
             if not placed and _attempt == 29:
                 x, y = world_width / 2, 0.75 * VIEW_HEIGHT  # above any ramp: a scene is never empty
             clear = all(math.hypot(x - px, y - py) > radius + pr + 3 for px, py, pr in placed)

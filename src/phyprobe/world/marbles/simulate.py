@@ -64,7 +64,12 @@ def simulate(scene: Scene, iv: Intervention | None = None) -> Trajectory:
     dt = 1.0 / (scene.fps * SUBSTEPS)
     r = np.array([b.radius for b in scene.balls])
     inv_m = 1.0 / np.array([b.mass for b in scene.balls])
-    e_wall = np.array([min(b.restitution, scene.wall_restitution) if scene.view == "side" else scene.wall_restitution for b in scene.balls])
+    e_wall = np.array(
+        [
+            min(b.restitution, scene.wall_restitution) if scene.view == "side" else scene.wall_restitution
+            for b in scene.balls
+        ]
+    )
     pos = np.array([b.pos for b in scene.balls], dtype=float)
     vel = np.array([b.vel for b in scene.balls], dtype=float)
     rot = np.stack([np.array(b.orient).reshape(3, 3) for b in scene.balls])
@@ -111,7 +116,10 @@ def simulate(scene: Scene, iv: Intervention | None = None) -> Trajectory:
             pos += vel * dt
             # walls, floor, cushions
             for axis in (0, 1):
-                below, above = (pos[:, axis] < lo[:, axis]) & (vel[:, axis] < 0), (pos[:, axis] > hi[:, axis]) & (vel[:, axis] > 0)
+                below, above = (
+                    (pos[:, axis] < lo[:, axis]) & (vel[:, axis] < 0),
+                    (pos[:, axis] > hi[:, axis]) & (vel[:, axis] > 0),
+                )
                 for hit, bound in ((below, lo), (above, hi)):
                     for i in np.flatnonzero(hit):
                         speed = abs(vel[i, axis])

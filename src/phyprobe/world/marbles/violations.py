@@ -22,7 +22,10 @@ from phyprobe.world.marbles.simulate import Intervention, Trajectory, simulate
 FAMILIES = {
     "gravity": ("hover", "rising", "drift"),  # side: held up or lifted; table: pulled sideways by nothing
     "teleport": ("jump",),
-    "interpenetration": ("ball", "boundary"),  # two balls overlap or pass; a ball sinks into the floor, a wall or a cushion
+    "interpenetration": (
+        "ball",
+        "boundary",
+    ),  # two balls overlap or pass; a ball sinks into the floor, a wall or a cushion
     "energy": ("bounce_higher", "speed_up"),
     "causality": ("kick",),  # a still ball starts moving with nothing touching it
     "inertia": ("stops_dead",),  # a moving ball stops (and, in the side view, hangs in the air)
@@ -71,7 +74,9 @@ def plan_violation(family: str, scene: Scene, traj: Trajectory, rng: np.random.G
 
     if family == "gravity":
         if not side:
-            return Plan(family, "drift", int(rng.integers(n)), onset, _unit(rng.uniform(0, 2 * math.pi)), magnitude=1.5 * half_w)
+            return Plan(
+                family, "drift", int(rng.integers(n)), onset, _unit(rng.uniform(0, 2 * math.pi)), magnitude=1.5 * half_w
+            )
         height = traj.pos[onset, :, 1] - radius
         airborne = np.flatnonzero((height > 0.02) | (np.abs(traj.vel[onset, :, 1]) > 0.2))
         if len(airborne) and rng.uniform() < 0.6:

@@ -32,7 +32,11 @@ class RigsScene(SimulatedScene):
 
     def bodies_metadata(self) -> dict:
         bodies = self.scene.bodies
-        return {"mirror": self.scene.style.mirror, "num_bodies": len(bodies), "shapes": [f"{b.kind}-{b.shape}" for b in bodies]}
+        return {
+            "mirror": self.scene.style.mirror,
+            "num_bodies": len(bodies),
+            "shapes": [f"{b.kind}-{b.shape}" for b in bodies],
+        }
 
 
 class RigsEngine:

@@ -62,8 +62,13 @@ class Track:
         does not count."""
         shown = self.drawn() | other.drawn()
         tie = ~((self.tie == other.tie) | (np.isnan(self.tie) & np.isnan(other.tie))).all(-1)
-        diff = ((self.pos != other.pos).any(-1) | (self.angle != other.angle) | (self.scale != other.scale).any(-1)
-                | (self.alpha != other.alpha) | ((np.array(self.look) != np.array(other.look)) | tie)[None]) & shown
+        diff = (
+            (self.pos != other.pos).any(-1)
+            | (self.angle != other.angle)
+            | (self.scale != other.scale).any(-1)
+            | (self.alpha != other.alpha)
+            | ((np.array(self.look) != np.array(other.look)) | tie)[None]
+        ) & shown
         d = np.flatnonzero(diff.any(1))
         return int(d[0]) if len(d) else len(self.pos)
 
@@ -145,8 +150,16 @@ class Renderer:
                 zoom *= 1 + cam.amount * u
             elif path == "shake":
                 s = t / self.scene.fps
-                cx += cam.amount * self.view_w * (math.sin(8.0 * s + cam.phase) + 0.5 * math.sin(15.0 * s + 2 * cam.phase))
-                cy += cam.amount * self.view_w * (math.sin(10.0 * s + 3 * cam.phase) + 0.5 * math.sin(19.0 * s + cam.phase))
+                cx += (
+                    cam.amount
+                    * self.view_w
+                    * (math.sin(8.0 * s + cam.phase) + 0.5 * math.sin(15.0 * s + 2 * cam.phase))
+                )
+                cy += (
+                    cam.amount
+                    * self.view_w
+                    * (math.sin(10.0 * s + 3 * cam.phase) + 0.5 * math.sin(19.0 * s + cam.phase))
+                )
         return cx, cy, self.px / zoom, cam.roll
 
     def _world(self, t: int, u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -166,7 +179,7 @@ class Renderer:
 
     # --- the static layer ---------------------------------------------------------------------------
     def _layer(self) -> None:
-        sc, st = self.scene, self.style
+        sc, _st = self.scene, self.style
         cx, cy = self.centre
         self.lw, self.lh = self.view_w * 1.4, self.view_w * (1.4 * self.h / self.w + 0.2)
         self.lpx = self.px / SUPER
@@ -186,7 +199,9 @@ class Renderer:
 
         def sample(field, sx, sy):
             n = field.shape[0]
-            return map_coordinates(field, [(sy % n).ravel(), (sx % n).ravel()], order=1, mode="grid-wrap").reshape(x.shape)
+            return map_coordinates(field, [(sy % n).ravel(), (sx % n).ravel()], order=1, mode="grid-wrap").reshape(
+                x.shape
+            )
 
         if st.texture == "paper":
             return 0.9 + 0.07 * sample(fine, x / cell * 4, y / cell * 4) + 0.05 * sample(coarse, x / cell, y / cell)
@@ -197,7 +212,10 @@ class Renderer:
         d = self.lpx
         if st.texture == "grid":
             fx, fy = np.abs(x / cell - np.round(x / cell)) * cell, np.abs(y / cell - np.round(y / cell)) * cell
-            mx, my = np.abs(x / (5 * cell) - np.round(x / (5 * cell))) * 5 * cell, np.abs(y / (5 * cell) - np.round(y / (5 * cell))) * 5 * cell
+            mx, my = (
+                np.abs(x / (5 * cell) - np.round(x / (5 * cell))) * 5 * cell,
+                np.abs(y / (5 * cell) - np.round(y / (5 * cell))) * 5 * cell,
+            )
             minor = np.clip(1.0 - np.minimum(fx, fy) / (0.7 * d), 0, 1)
             major = np.clip(1.0 - np.minimum(mx, my) / (1.4 * d), 0, 1)
             return (0.97 + 0.03 * sample(fine, x / cell * 3, y / cell * 3)) * (1 - 0.1 * minor) * (1 - 0.14 * major)
@@ -243,7 +261,9 @@ class Renderer:
         sl = self.scene.slope
         top = (-sl.top * math.cos(sl.angle), sl.top * math.sin(sl.angle))
         wedge = sd_triangle(x, y, [(top[0], 0.0), (0.0, 0.0), top])
-        wall = sd_box(x, y, sl.wall_x + 0.05 * self.scene.scale, 0.5 * self.wall_h, 0.05 * self.scene.scale, 0.5 * self.wall_h)
+        wall = sd_box(
+            x, y, sl.wall_x + 0.05 * self.scene.scale, 0.5 * self.wall_h, 0.05 * self.scene.scale, 0.5 * self.wall_h
+        )
         return np.minimum(np.minimum(wedge, y), wall), wedge, wall
 
     def _slope_scenery(self, img, x, y) -> None:
@@ -273,8 +293,10 @@ class Renderer:
         c0, r0 = col.astype(int), row.astype(int)
         fc, fr = (col - c0).astype(np.float32)[..., None], (row - r0).astype(np.float32)[..., None]
         lay = self.layer  # float32: the gather is the frame's main cost
-        out = ((lay[r0, c0] * (1 - fc) + lay[r0, c0 + 1] * fc) * (1 - fr)
-               + (lay[r0 + 1, c0] * (1 - fc) + lay[r0 + 1, c0 + 1] * fc) * fr).astype(np.float64)
+        out = (
+            (lay[r0, c0] * (1 - fc) + lay[r0, c0 + 1] * fc) * (1 - fr)
+            + (lay[r0 + 1, c0] * (1 - fc) + lay[r0 + 1, c0 + 1] * fc) * fr
+        ).astype(np.float64)
         if cam.path == "static":
             self._cache[0] = out.copy()
         return out
@@ -359,7 +381,9 @@ class Renderer:
             return
         sl, x, y = got
         mpp = self.camera(t)[2]
-        self._paint(img[sl], sd_segment(x, y, a[0], a[1], b[0], b[1]) - width / 2, colour, mpp, outline=False, alpha=alpha)
+        self._paint(
+            img[sl], sd_segment(x, y, a[0], a[1], b[0], b[1]) - width / 2, colour, mpp, outline=False, alpha=alpha
+        )
 
     def _spring(self, img, t, a, b, half_h: float, alpha: float):
         got = self._patch(t, (a[0] + b[0]) / 2, (a[1] + b[1]) / 2, abs(b[0] - a[0]) / 2 + half_h + 0.02)
@@ -380,8 +404,17 @@ class Renderer:
         slope = self.scene.view == "slope"
         shown = np.flatnonzero(track.alpha[t] > 0)
         for k in shown:
-            self._draw_body(img, t, track.look[k], track.pos[t, k], float(track.angle[t, k]), track.scale[t, k],
-                            float(track.alpha[t, k]), True, slope)
+            self._draw_body(
+                img,
+                t,
+                track.look[k],
+                track.pos[t, k],
+                float(track.angle[t, k]),
+                track.scale[t, k],
+                float(track.alpha[t, k]),
+                True,
+                slope,
+            )
         for k in shown:
             body = self.scene.bodies[track.look[k]]
             tie = track.tie[k]
@@ -394,8 +427,17 @@ class Renderer:
                 face = (track.pos[t, k, 0] + body.half[0] * track.scale[t, k, 0], tie[1])
                 self._spring(img, t, face, tuple(tie), body.half[1], a)
         for k in shown:
-            self._draw_body(img, t, track.look[k], track.pos[t, k], float(track.angle[t, k]), track.scale[t, k],
-                            float(track.alpha[t, k]), False, slope)
+            self._draw_body(
+                img,
+                t,
+                track.look[k],
+                track.pos[t, k],
+                float(track.angle[t, k]),
+                track.scale[t, k],
+                float(track.alpha[t, k]),
+                False,
+                slope,
+            )
         for k in shown:  # pivot pins over the rods
             if self.scene.bodies[track.look[k]].kind == "bob" and not np.isnan(track.tie[k]).any():
                 got = self._patch(t, track.tie[k, 0], track.tie[k, 1], 3 * self.px)

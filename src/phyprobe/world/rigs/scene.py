@@ -38,8 +38,16 @@ PALETTES = {
 HELDOUT_PALETTE = "blueprint"  # used by no other scene, nor by any nuisance twin of another scene
 BLUEPRINT = ((30, 62, 132), (226, 236, 255), (94, 134, 200))
 # flat marker colours of the bodies; the held-out look has its own (chalk on a blueprint)
-MARKERS = ((214, 48, 40), (236, 140, 30), (238, 206, 40), (60, 160, 70), (30, 150, 160), (44, 90, 200),
-           (130, 70, 180), (210, 60, 140))
+MARKERS = (
+    (214, 48, 40),
+    (236, 140, 30),
+    (238, 206, 40),
+    (60, 160, 70),
+    (30, 150, 160),
+    (44, 90, 200),
+    (130, 70, 180),
+    (210, 60, 140),
+)
 CHALK = ((255, 250, 236), (255, 214, 120), (150, 240, 220), (255, 170, 200))
 TEXTURES = ("grid", "paper", "wood", "dots")
 PATTERNS = ("plain", "stripe", "dot", "half")
@@ -171,15 +179,29 @@ def _second_colour(rng: np.random.Generator, c: tuple[int, int, int]) -> tuple[i
 def sample_light(rng: np.random.Generator) -> Light:
     a = float(rng.uniform(0, 2 * math.pi))
     d = float(rng.uniform(2.0, 4.0))
-    return Light(angle=float(rng.uniform(0, 2 * math.pi)), gradient=float(rng.uniform(0.05, 0.25)),
-                 brightness=float(rng.uniform(0.82, 1.05)), tint=tuple(float(v) for v in rng.uniform(0.88, 1.0, 3)),
-                 shadow=(d * math.cos(a), abs(d * math.sin(a)) + 1.0), darkness=float(rng.uniform(0.15, 0.35)))
+    return Light(
+        angle=float(rng.uniform(0, 2 * math.pi)),
+        gradient=float(rng.uniform(0.05, 0.25)),
+        brightness=float(rng.uniform(0.82, 1.05)),
+        tint=tuple(float(v) for v in rng.uniform(0.88, 1.0, 3)),
+        shadow=(d * math.cos(a), abs(d * math.sin(a)) + 1.0),
+        darkness=float(rng.uniform(0.15, 0.35)),
+    )
 
 
 def sample_camera(rng: np.random.Generator, path: str, roll: float | None = None) -> Camera:
-    amount = {"static": 0.0, "pan": rng.uniform(0.06, 0.14), "zoom": rng.uniform(0.1, 0.25), "shake": rng.uniform(0.006, 0.014)}
-    return Camera(path=path, amount=float(max(amount[p] for p in path.split("+"))), phase=float(rng.uniform(0, 2 * math.pi)),
-                  roll=float(rng.uniform(-0.05, 0.05)) if roll is None else roll)
+    amount = {
+        "static": 0.0,
+        "pan": rng.uniform(0.06, 0.14),
+        "zoom": rng.uniform(0.1, 0.25),
+        "shake": rng.uniform(0.006, 0.014),
+    }
+    return Camera(
+        path=path,
+        amount=float(max(amount[p] for p in path.split("+"))),
+        phase=float(rng.uniform(0, 2 * math.pi)),
+        roll=float(rng.uniform(-0.05, 0.05)) if roll is None else roll,
+    )
 
 
 def sample_style(rng: np.random.Generator, heldout: bool) -> Style:
@@ -187,11 +209,21 @@ def sample_style(rng: np.random.Generator, heldout: bool) -> Style:
     width, height = SIZES[aspect]
     name = HELDOUT_PALETTE if heldout else str(rng.choice(list(PALETTES)))
     paper, ink, structure = BLUEPRINT if heldout else PALETTES[name]
-    return Style(palette=name, paper=_jitter(rng, paper, 10), ink=_jitter(rng, ink, 8), structure=_jitter(rng, structure, 12),
-                 texture=str(rng.choice(TEXTURES)), light=sample_light(rng),
-                 camera=sample_camera(rng, str(rng.choice(CAMERAS, p=[0.5, 0.2, 0.15, 0.15]))),
-                 aspect=aspect, width=width, height=height, texture_seed=int(rng.integers(2**31)),
-                 noise_seed=int(rng.integers(2**31)), mirror=bool(rng.uniform() < 0.5))
+    return Style(
+        palette=name,
+        paper=_jitter(rng, paper, 10),
+        ink=_jitter(rng, ink, 8),
+        structure=_jitter(rng, structure, 12),
+        texture=str(rng.choice(TEXTURES)),
+        light=sample_light(rng),
+        camera=sample_camera(rng, str(rng.choice(CAMERAS, p=[0.5, 0.2, 0.15, 0.15]))),
+        aspect=aspect,
+        width=width,
+        height=height,
+        texture_seed=int(rng.integers(2**31)),
+        noise_seed=int(rng.integers(2**31)),
+        mirror=bool(rng.uniform() < 0.5),
+    )
 
 
 def time_to_contact(theta_max: float, theta_c: float) -> float:
@@ -233,17 +265,30 @@ def _pendulums(rng, duration: float, colour):
         x = halves[1] + halves[2] * 1.3 + float(rng.uniform(0.15, 0.35)) * la + lc * abs(math.sin(amp))
         pend.append(Pendulum((x, bar), lc, amp, 0.0))
     n = len(pend)
-    mass = [(1.0 if shapes[i] == "disc" else 4 / math.pi) * halves[i] ** 2 * float(rng.uniform(0.6, 1.6)) for i in range(n)]
-    mass[1] = mass[0] * float(rng.uniform(0.8, 1.8))  # the struck bob is not much lighter: it swings up, not over the bar
+    mass = [
+        (1.0 if shapes[i] == "disc" else 4 / math.pi) * halves[i] ** 2 * float(rng.uniform(0.6, 1.6)) for i in range(n)
+    ]
+    mass[1] = mass[0] * float(
+        rng.uniform(0.8, 1.8)
+    )  # the struck bob is not much lighter: it swings up, not over the bar
     bodies = [Body("bob", shapes[i], (halves[i], halves[i]), mass[i], *colour()) for i in range(n)]
     reach = [[0.0] * n for _ in range(n)]
     for i in range(n):
         for j in range(n):
             if i != j:
-                reach[i][j] = (halves[i] if shapes[i] == "disc" else 1.2 * halves[i]) + (halves[j] if shapes[j] == "disc" else 1.2 * halves[j])
+                reach[i][j] = (halves[i] if shapes[i] == "disc" else 1.2 * halves[i]) + (
+                    halves[j] if shapes[j] == "disc" else 1.2 * halves[j]
+                )
     reach[0][1] = reach[1][0] = reach_ab
-    xs = [p.pivot[0] + p.length * s * math.sin(a) for p in pend for s, a in ((1, max(abs(p.theta), 0.0)), (-1, max(abs(p.theta), 0.0)))]
-    xs += [pend[0].pivot[0] - la * math.sin(theta_max) - halves[0], pend[1].pivot[0] + lb * math.sin(math.radians(45)) + halves[1]]
+    xs = [
+        p.pivot[0] + p.length * s * math.sin(a)
+        for p in pend
+        for s, a in ((1, max(abs(p.theta), 0.0)), (-1, max(abs(p.theta), 0.0)))
+    ]
+    xs += [
+        pend[0].pivot[0] - la * math.sin(theta_max) - halves[0],
+        pend[1].pivot[0] + lb * math.sin(math.radians(45)) + halves[1],
+    ]
     ys = [p.pivot[1] - p.length - bodies[i].half[1] for i, p in enumerate(pend)]
     extent = (min(xs) - 0.05 * la, min(ys) - 0.05 * la, max(xs) + 0.05 * la, bar + 0.12 * la)
     return bodies, tuple(pend), bar, tuple(tuple(r) for r in reach), t_hit, extent
@@ -275,7 +320,10 @@ def _slope(rng, duration: float, colour):
     v1 = v_f - mu * g * t_f
     v2 = (1 + e) * m1 * v1 / (m1 + m2)
     travel = v2**2 / (2 * mu * g)
-    bodies = [Body("block", "rect", (w1 / 2, h1 / 2), m1, *colour()), Body("block", "rect", (w2 / 2, h2 / 2), m2, *colour())]
+    bodies = [
+        Body("block", "rect", (w1 / 2, h1 / 2), m1, *colour()),
+        Body("block", "rect", (w2 / 2, h2 / 2), m2, *colour()),
+    ]
     cart = rng.uniform() < 0.5
     room = float(np.clip(travel, 0.3 * scale, 0.8 * scale))
     kw = {}
@@ -289,8 +337,12 @@ def _slope(rng, duration: float, colour):
         m3 = w3 * h3 * float(rng.uniform(0.7, 1.5))
         period = float(rng.uniform(0.5, 0.9)) * duration
         rest = wall_x - spring - w3 / 2
-        kw = dict(spring_k=m3 * (2 * math.pi / period) ** 2, spring_rest=rest, cart_x=rest + amp * (1 if rng.uniform() < 0.5 else -1),
-                  cart_damping=float(rng.uniform(0.0, 0.2)))
+        kw = dict(
+            spring_k=m3 * (2 * math.pi / period) ** 2,
+            spring_rest=rest,
+            cart_x=rest + amp * (1 if rng.uniform() < 0.5 else -1),
+            cart_damping=float(rng.uniform(0.0, 0.2)),
+        )
         bodies.append(Body("cart", "rect", (w3 / 2, h3 / 2), m3, *colour()))
     else:
         wall_x = u2 + w2 / 2 + room
@@ -316,11 +368,46 @@ def sample_scene(seed: int, index: int, num_frames: int, heldout_style: bool) ->
 
     if view == "pendulums":
         bodies, pend, bar, reach, t_hit, extent = _pendulums(rng, duration, colour)
-        return Scene(seed=seed, index=index, view=view, bodies=tuple(bodies), pendulums=pend, slope=None, bar_y=bar, reach=reach,
-                     damping=float(rng.uniform(0.02, 0.08)), restitution=float(rng.uniform(0.6, 0.95)), wall_restitution=0.0,
-                     striker=0, struck=1, t_hit=t_hit, extent=extent, fps=fps, num_frames=num_frames, style=style,
-                     heldout_style=heldout_style)
+        return Scene(
+            seed=seed,
+            index=index,
+            view=view,
+            bodies=tuple(bodies),
+            pendulums=pend,
+            slope=None,
+            bar_y=bar,
+            reach=reach,
+            damping=float(rng.uniform(0.02, 0.08)),
+            restitution=float(rng.uniform(0.6, 0.95)),
+            wall_restitution=0.0,
+            striker=0,
+            struck=1,
+            t_hit=t_hit,
+            extent=extent,
+            fps=fps,
+            num_frames=num_frames,
+            style=style,
+            heldout_style=heldout_style,
+        )
     bodies, slope, t_hit, extent, e = _slope(rng, duration, colour)
-    return Scene(seed=seed, index=index, view=view, bodies=tuple(bodies), pendulums=(), slope=slope, bar_y=0.0, reach=(),
-                 damping=0.0, restitution=e, wall_restitution=float(rng.uniform(0.4, 0.7)), striker=0, struck=1, t_hit=t_hit,
-                 extent=extent, fps=fps, num_frames=num_frames, style=style, heldout_style=heldout_style)
+    return Scene(
+        seed=seed,
+        index=index,
+        view=view,
+        bodies=tuple(bodies),
+        pendulums=(),
+        slope=slope,
+        bar_y=0.0,
+        reach=(),
+        damping=0.0,
+        restitution=e,
+        wall_restitution=float(rng.uniform(0.4, 0.7)),
+        striker=0,
+        struck=1,
+        t_hit=t_hit,
+        extent=extent,
+        fps=fps,
+        num_frames=num_frames,
+        style=style,
+        heldout_style=heldout_style,
+    )

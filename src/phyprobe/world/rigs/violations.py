@@ -20,10 +20,21 @@ from phyprobe.world.rigs.scene import Scene
 from phyprobe.world.rigs.simulate import Intervention, Trajectory, simulate
 
 FAMILIES = {
-    "gravity": ("stronger", "weaker", "rising", "uphill"),  # pendulums: a swinging bob's g grows or fades; slope: a block lifts off or is pulled up the incline
+    "gravity": (
+        "stronger",
+        "weaker",
+        "rising",
+        "uphill",
+    ),  # pendulums: a swinging bob's g grows or fades; slope: a block lifts off or is pulled up the incline
     "teleport": ("jump",),  # a body jumps along its path (its circle, the incline or the floor)
-    "interpenetration": ("pass_through", "sink"),  # the striker passes through the struck body; a block sinks into the ground
-    "energy": ("speed_up", "bounce_faster"),  # a body gains speed along its path; the struck body leaves its contacts faster than it came
+    "interpenetration": (
+        "pass_through",
+        "sink",
+    ),  # the striker passes through the struck body; a block sinks into the ground
+    "energy": (
+        "speed_up",
+        "bounce_faster",
+    ),  # a body gains speed along its path; the struck body leaves its contacts faster than it came
     "causality": ("early_start",),  # the struck body sets off before the striker reaches it
     "inertia": ("stops_dead",),  # a moving body stops and stays (a bob hangs at an angle)
     "permanence": ("vanish", "appear"),
@@ -150,8 +161,13 @@ def intervention(plan: Plan, scene: Scene, severity: float) -> Intervention:
     s, i = severity, plan.target
     iv = Intervention(target=i, onset=plan.onset)
     if plan.family == "gravity":
-        return replace(iv, gravity={"stronger": 1 + 2.0 * s, "weaker": 1 - 0.9 * s, "uphill": 1 - 2.5 * s, "rising": 1.0}[plan.subtype],
-                       lift=1.0 + s if plan.subtype == "rising" else 0.0)
+        return replace(
+            iv,
+            gravity={"stronger": 1 + 2.0 * s, "weaker": 1 - 0.9 * s, "uphill": 1 - 2.5 * s, "rising": 1.0}[
+                plan.subtype
+            ],
+            lift=1.0 + s if plan.subtype == "rising" else 0.0,
+        )
     if plan.family == "teleport":
         return replace(iv, pos_add=s * plan.magnitude * plan.direction)
     if plan.family == "interpenetration":
