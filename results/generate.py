@@ -1,6 +1,6 @@
 """Write results/*.csv from finished runs, and the README's results table from them.
 
-    python bench/judge_design.py --out outputs/judge-paper --world-builds ... --footage-builds ...   # the default
+    python research/judge_design.py --out outputs/judge-paper --world-builds ... --footage-builds ...   # the default
     python train.py -m experiment=no_rank,no_mag,no_cal,pooling_max,pooling_mean seed=0,1,2 ... hydra.sweep.dir=outputs/ablations
     python results/generate.py            # -> results/default.csv, default_over_seeds.csv, ablations.csv; README table
 

@@ -1,4 +1,4 @@
-"""bench/judge_design.py at toy size: real train.py and eval.py jobs, judged by `phyprobe targets`, and resumed."""
+"""research/judge_design.py at toy size: real train.py and eval.py jobs, judged by `phyprobe targets`, and resumed."""
 
 import importlib.util
 import json
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from test_experiments import toy_worlds_overrides
 
-SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "judge_design.py"
+SCRIPT = Path(__file__).resolve().parents[1] / "research" / "judge_design.py"
 
 
 def load_driver():

@@ -1,4 +1,4 @@
-"""The tracked-body rule of bench/object_rules.py on real mp4s of a disc: it counts a disc that vanishes mid-picture,
+"""The tracked-body rule of research/object_rules.py on real mp4s of a disc: it counts a disc that vanishes mid-picture,
 and nothing for one that crosses the picture, comes to rest, or vanishes in contact with another; a moving camera
 leaves the clip without evidence."""
 
@@ -12,7 +12,7 @@ import pytest
 
 from phyprobe.io.video import write_video
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "research"))
 from object_rules import MAX_RING, unexplained_ends  # noqa: E402
 
 T, H, W, R = 32, 96, 128, 6

@@ -8,7 +8,7 @@ project does not ship (``o*``: the kinds trained on, ``ou*``: the unseen kinds; 
 every run given (e.g. one configuration at seeds 0-2) on each and prints one row per run and, when several runs
 are given, their mean ± sd:
 
-    python bench/transfer_table.py outputs/demo outputs/seeds/demo-s1 outputs/seeds/demo-s2 --builds s1 s2 m0 m1
+    python research/transfer_table.py outputs/demo outputs/seeds/demo-s1 outputs/seeds/demo-s2 --builds s1 s2 m0 m1
 
 Same-scene accuracy at severity >= 0.5 as each benchmark's protocol computes it (what `eval.py` reports), raw
 scores, ties half credit, every split of each build pooled.

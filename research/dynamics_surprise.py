@@ -8,7 +8,7 @@ reads beside the errors, such as flow_stats' ``stopped``, averaged over cells), 
 The base features are read from the base encoder's feature cache (filled by ``train.py backbone=<base>`` or
 ``train_dynamics.py``), so this costs seconds; the encoder reads them in the same (float16) precision.
 
-    python bench/dynamics_surprise.py .cache/dynamics/flow_stats data/world-s0-n200 \\
+    python research/dynamics_surprise.py .cache/dynamics/flow_stats data/world-s0-n200 \\
         --benchmarks world_test world_heldout_family world_heldout_style real_footage
 """
 

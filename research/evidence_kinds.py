@@ -7,7 +7,7 @@ however the weights are set. This scores every violated clip against its plausib
 as the head sees it (the pooled, standardised group mean over the kind's columns: a monotone map of the
 kind, so its ranking is the kind's), and by the exported score, per source and per family or subtype.
 
-    python bench/evidence_kinds.py outputs/demo --manifest data/worlds-s1-n200-200 \\
+    python research/evidence_kinds.py outputs/demo --manifest data/worlds-s1-n200-200 \\
         --benchmarks world_test world3d_test real_footage_unseen --split train val test
 
 Same-scene accuracy at severity >= --severe, raw values, ties half credit; n is the number of pairs; a last row
@@ -21,13 +21,13 @@ only its over- or under-predicted part) as a column of its own, and added to the
 weight times ``--beside-weight``, scaled to unit spread over the plausible training clips it was fitted on (as
 the head scales each kind):
 
-    python bench/evidence_kinds.py outputs/demo --manifest data/worlds-s1-n200-200 --split train val test \
+    python research/evidence_kinds.py outputs/demo --manifest data/worlds-s1-n200-200 --split train val test \
         --by family --beside .cache/dynamics/efficientnet_lite0 --beside-part over --beside-weight 0.5 1 2
 
 ``--objects BUILD`` does the same with ``object_rules.py``'s count of tracked bodies that end or start where nothing
 explains it (a rule of rigid-body physics, no model), scaled by its spread over BUILD's plausible training clips:
 
-    python bench/evidence_kinds.py outputs/demo --benchmarks marbles --by family --objects data/worlds-s0-n300-200 \
+    python research/evidence_kinds.py outputs/demo --benchmarks marbles --by family --objects data/worlds-s0-n300-200 \
         --beside-weight 0.5 1
 
 ``--level STAT BUILD`` does the same with one of flow_stats' optional levels (``halted``: texture that arrived moving
@@ -38,9 +38,9 @@ the clip's median step), evidence of one moment of motion expected that did not 
 dilutes. ``--instead KIND`` also scores with the added evidence in place of
 that kind, at its weight:
 
-    python bench/evidence_kinds.py outputs/demo --benchmarks rigs --by family --level halted data/worlds-s0-n300-200 \
+    python research/evidence_kinds.py outputs/demo --benchmarks rigs --by family --level halted data/worlds-s0-n300-200 \
         --beside-weight 0.5 1 --instead level:stopped
-    python bench/evidence_kinds.py outputs/demo --benchmarks rigs --by family --peak data/worlds-s0-n300-200 \
+    python research/evidence_kinds.py outputs/demo --benchmarks rigs --by family --peak data/worlds-s0-n300-200 \
         --peak-form spike --beside-weight 0.5 1
 
 ``--residual CKPT`` does it with that dynamics model's clip-mean |error| beyond what the clip's amount of motion
@@ -51,7 +51,7 @@ the conditional Q quantile given the clip's motion).
 ``--stronger`` also scores each clip by the larger of the score and the added evidence, each less its median and over
 its spread on those plausible clips (a clip is as implausible as its stronger evidence):
 
-    python bench/evidence_kinds.py outputs/demo --benchmarks rigs --by family --residual outputs/demo/dynamics \
+    python research/evidence_kinds.py outputs/demo --benchmarks rigs --by family --residual outputs/demo/dynamics \
         --beside-weight 0.5 1 --instead errors --stronger
 
 ``--heuristic BUILD`` does it with the motion heuristic's score (``baseline=motion``, the zero-parameter flow
@@ -64,7 +64,7 @@ The added evidence is scaled by its spread over BUILD's plausible `train` clips,
 ``--scale KIND=F,...`` asks what the score would rank with one kind's head weight multiplied by each F (0 drops
 the kind), the others left as they are: a column per factor, as the head would score with those weights.
 
-    python bench/evidence_kinds.py outputs/demo --benchmarks real_footage_unseen_kinds --scale level:stopped=0.5,0.25,0
+    python research/evidence_kinds.py outputs/demo --benchmarks real_footage_unseen_kinds --scale level:stopped=0.5,0.25,0
 """
 
 from __future__ import annotations

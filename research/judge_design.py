@@ -5,8 +5,8 @@ trains it across worlds (``experiment=cross_2d_to_3d`` and ``cross_3d_to_2d``) a
 default on the holdout's stand-ins (worlds no run trains on; real clips the project does not ship), and judges the lot
 with ``phyprobe targets``, writing ``targets.md`` and ``targets.json`` into ``--out``::
 
-    python bench/judge_design.py --out outputs/vjepa2 -- backbone=vjepa2
-    python bench/judge_design.py --out outputs/judge-default          # the embedded default: about 1.5 h on 2 cores
+    python research/judge_design.py --out outputs/vjepa2 -- backbone=vjepa2
+    python research/judge_design.py --out outputs/judge-default          # the embedded default: about 1.5 h on 2 cores
 
 Every run and evaluation has a directory of its own under ``--out``; one that finished (its ``metrics.json`` exists) is
 not run again, so a command that stopped resumes where it stopped. A run that fails stops the command with its

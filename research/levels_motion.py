@@ -7,12 +7,12 @@ adds motion above, whatever the event it was meant for. This prints, per manifes
 correlation over plausible clips between each level's clip mean (over steps and cells) and the clip's mean flow
 magnitude (``mag_mean``), read at the scorer's own flow options with every optional level on:
 
-    python bench/levels_motion.py outputs/demo data/rigs-s0-n200 data/worlds-s1-n200-200
+    python research/levels_motion.py outputs/demo data/rigs-s0-n200 data/worlds-s1-n200-200
 
 ``--dynamics CKPT ...`` adds each dynamics model's clip-mean |prediction error| (``evidence_kinds.py --beside``'s
 ``abs``), e.g. the demo's forecaster beside a model that fills a masked step in (``predictor.after``):
 
-    python bench/levels_motion.py outputs/demo data/rigs-s0-n200 --dynamics outputs/demo/dynamics .cache/dynamics/infill3
+    python research/levels_motion.py outputs/demo data/rigs-s0-n200 --dynamics outputs/demo/dynamics .cache/dynamics/infill3
 
 The features go to the feature cache (one extraction per manifest, the one ``evidence_kinds.py --level`` makes).
 """
