@@ -1,0 +1,55 @@
+"""How fast the ``phyprobe`` command answers what needs no model: ``--help``, ``--version``, a sub-command's help and
+a one-line user error, each as a whole process, beside the bare interpreter start and ``import torch`` measured in
+the same run (this machine's noise moves all of them alike, so the ratios are the figures to read).
+
+    python bench/bench_cli.py            # 7 runs each; medians and the ratio to the bare interpreter
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+
+COMMANDS = {
+    "python -c pass (the interpreter alone)": [sys.executable, "-c", "pass"],
+    "python -c 'import torch'": [sys.executable, "-c", "import torch"],
+    "phyprobe --help": [sys.executable, "-m", "phyprobe.cli", "--help"],
+    "phyprobe --version": [sys.executable, "-m", "phyprobe.cli", "--version"],
+    "phyprobe score --help": [sys.executable, "-m", "phyprobe.cli", "score", "--help"],
+    "phyprobe score (no such scorer: a one-line error)": [
+        sys.executable,
+        "-m",
+        "phyprobe.cli",
+        "score",
+        "no/such/x",
+        "a.mp4",
+    ],
+}
+
+
+def seconds(cmd: list[str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=7)
+    args = ap.parse_args()
+    times: dict[str, list[float]] = {name: [] for name in COMMANDS}
+    for _ in range(args.runs):  # interleaved, so a slow moment of the machine touches every command
+        for name, cmd in COMMANDS.items():
+            times[name].append(seconds(cmd))
+    base = statistics.median(next(iter(times.values())))
+    print(f"{'command':55s} {'median s':>9s} {'max s':>7s} {'x interpreter':>14s}")
+    for name, ts in times.items():
+        med = statistics.median(ts)
+        print(f"{name:55s} {med:9.3f} {max(ts):7.3f} {med / base:14.1f}")
+
+
+if __name__ == "__main__":
+    main()
