@@ -1,6 +1,6 @@
 """Agreement between two raters of the same videos on the 1-5 scale (a judge, experts, PhyProbe...).
 
-Figures (judges.md §5): Pearson and Spearman on the continuous scores (``eval.metrics``, i.e.
+Figures: Pearson and Spearman on the continuous scores (``eval.metrics``, i.e.
 ``scipy.stats``), and Cohen's kappa and quadratic-weighted kappa on integer labels
 (``sklearn.metrics.cohen_kappa_score``) with the label set fixed to 1..5: with the labels inferred
 from the data, a rating that neither rater used shifts the quadratic distances (they are computed over

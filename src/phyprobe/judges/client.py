@@ -14,7 +14,7 @@ not inventing answers:
 - the API key is read from an environment variable and only handed to the ``openai`` client: it is
   never logged, written, or left in an error message (``_scrub``).
 
-Video reaches the model in one of three ways (judges.md §4): ``images`` (one ``image_url`` part per
+Video reaches the model in one of three ways (as OpenAI-compatible servers such as vLLM and SGLang take it): ``images`` (one ``image_url`` part per
 sampled JPEG frame, as the Sci-VBench-style code does), ``video_frames`` (the sampled JPEGs as one
 ``data:video/jpeg`` ``video_url`` with their fps, vLLM/Qwen-VL's pattern that keeps temporal
 encoding), or ``video_url`` (the whole file, as a URL from a template or a ``data:video/mp4`` URL).
@@ -54,7 +54,7 @@ class JudgeServerError(RuntimeError):
 class VideoInput:
     """How a video becomes the media part of a request.
 
-    Frames are sampled at ``fps`` from the start (judges.md §4: Sci-VBench-style code and Qwen-VL use
+    Frames are sampled at ``fps`` from the start (Sci-VBench-style code and Qwen-VL use
     2 fps); a video longer than ``max_frames / fps`` seconds gets ``max_frames`` frames spread evenly
     over its whole length instead, so the end is never cut off. ``fps=None`` always spreads
     ``max_frames``. Frames are shrunk so the longer side is at most ``max_side`` pixels.

@@ -1,6 +1,6 @@
 """Strict reading of a judge's JSON answer.
 
-Rules (judges.md §2.2, §3.2, §4): drop a ``<think>...</think>`` block, take the first balanced
+Rules (as SVBench-Evaluation's and Sci-VBench-style judge code parse answers): drop a ``<think>...</think>`` block, take the first balanced
 ``{...}`` object (which also removes any code fence or text around it), ``json.loads`` it, then let the
 judge check keys and ranges. Anything else — no object, broken JSON, a missing key, a score outside
 its range — raises ``ReplyError`` and becomes a recorded failure with the raw text. There is

@@ -2,9 +2,9 @@
 prompt, the example's reference guide and that one dimension's anchored 1-5 rubric; the answer is a
 video-grounded justification and an integer score; ``samples`` seeded samples are averaged.
 
-The paper's own template (its Figure 5) and rubric wording were not available (judges.md §3.3), so
+The paper's own template (its Figure 5) and rubric wording were not available, so
 the template here is this project's: it carries the same inputs and asks for the answer schema of the
-Sci-VBench-style evaluation code (judges.md §3.2): ``{"score", "reasoning", "evidence_frame"}``.
+Sci-VBench-style evaluation code: ``{"score", "reasoning", "evidence_frame"}``.
 Users bring their own rubric sets as a task file (``read_tasks``), one line per video::
 
     {"video": "clip_017.mp4", "prompt": "...", "reference_guide": "...",

@@ -1,6 +1,6 @@
 """SVBench's Evaluation Agent (EVA): five binary dimensions from one call, overall = their mean.
 
-Keys, parsing and aggregation follow SVBench-Evaluation's judge scripts (judges.md §2): the answer is
+Keys, parsing and aggregation follow SVBench-Evaluation's judge scripts: the answer is
 one JSON object with ``exp_summary``, the five ``D*`` keys and ``reason``; all seven are required;
 ``S_overall = (1/5) sum_k D_k``; one sample at temperature 0.2, 2048 output tokens. One deliberate
 difference: those scripts do not check that each ``D*`` is 0 or 1; here a value outside {0, 1} is a

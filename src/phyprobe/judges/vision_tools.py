@@ -1,6 +1,6 @@
 """VBench's six video-quality dimensions, Sci-VBench's "Vision Tools" (VT) proxy for perceptual fidelity.
 
-Per-video formulas, normalisation constants and the 1-5 mapping follow judges.md §1.2-1.4:
+Per-video formulas, normalisation constants and the 1-5 mapping follow VBench's per-dimension code and its scripts/constant.py:
 
 - subject / background consistency: ``s_t = (max(0, cos(f_{t-1}, f_t)) + max(0, cos(f_1, f_t))) / 2``,
   mean over t = 2..T, on per-frame features;
@@ -12,14 +12,14 @@ Per-video formulas, normalisation constants and the 1-5 mapping follow judges.md
 - aesthetic quality: per-frame score / 10, mean over frames; imaging quality: per-frame 0-100, mean,
   divided by 100 here (VBench divides only the benchmark aggregate);
 - ``x_d = clip((s_d - Min_d) / (Max_d - Min_d), 0, 1)`` with VBench's ``NORMALIZE_DIC``;
-  ``VT = 1 + 4 mean_d x_d`` (the recommended, unverified mapping of §1.4), and the variant with
+  ``VT = 1 + 4 mean_d x_d`` (the recommended, unverified mapping of Sci-VBench's VT proxy), and the variant with
   VBench's dynamic-degree weight 0.5 beside it.
 
 ``mode="real"`` runs the published models from local weight files (DINO ViT-B/16, CLIP ViT-B/32,
 RAFT, LAION aesthetic head on CLIP ViT-L/14, MUSIQ-SPAQ via pyiqa) and fails with the list of files to
 fetch when one is missing; AMT-S (motion smoothness) has no packaged implementation, so real mode
 says so instead of substituting unless ``standin_dims`` names it. ``mode="standin"`` runs the
-model-free substitutes of §1.5 on OpenCV: HOG-style and colour-histogram consistency, flow-warped
+model-free substitutes on OpenCV: HOG-style and colour-histogram consistency, flow-warped
 midpoint smoothness, Farneback dynamic degree, colourfulness/contrast, Laplacian sharpness. They are
 not VBench: every record, summary and report with a stand-in in it says "stand-in".
 """
@@ -143,7 +143,7 @@ def vt_scores(raw: dict[str, float]) -> dict[str, float]:
 
 
 # ---------------------------------------------------------------------------------------------
-# stand-ins (judges.md §1.5)
+# stand-ins
 
 
 def _gray(frames):
