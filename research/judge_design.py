@@ -1,9 +1,9 @@
-"""Train, evaluate and judge one design against the targets the default is held to, in one resumable command.
+"""Train and evaluate one design at three seeds, across worlds and on builds no run trains on, in one resumable command.
 
 A design is a set of ``train.py`` overrides (none: the embedded default). This trains it at each seed on the demo's data,
 trains it across worlds (``experiment=cross_2d_to_3d`` and ``cross_3d_to_2d``) at each seed, evaluates every seed of the
-default on the holdout's stand-ins (worlds no run trains on; real clips the project does not ship), and judges the lot
-with ``phyprobe targets``, writing ``targets.md`` and ``targets.json`` into ``--out``::
+default on the builds no run trains on (unseen worlds; real clips the project does not ship), and reads the lot with
+``phyprobe table``, writing ``table.md`` and ``table.json`` into ``--out``::
 
     python research/judge_design.py --out outputs/vjepa2 -- backbone=vjepa2
     python research/judge_design.py --out outputs/judge-default          # the embedded default: about 1.5 h on 2 cores
@@ -21,7 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from phyprobe.eval.targets import ROLES, as_markdown, judge, tally, write_json
+from phyprobe.eval.design_table import ROLES, as_markdown, table, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 CROSS = ("cross_2d_to_3d", "cross_3d_to_2d")
@@ -86,12 +86,11 @@ def main(argv: list[str] | None = None) -> None:
                     _run(["eval.py", f"run={run}", *overrides, "report=false"], out / role / f"{name}-{run.name}")
                 )
 
-    table = judge(roles)
-    text = as_markdown(table)
-    (out / "targets.md").write_text(text + "\n")
-    write_json(table, out / "targets.json")
-    met, unmet = tally(table)
-    print(f"{text}\n\n{met} met, {unmet} not met -> {out / 'targets.md'}, {out / 'targets.json'}")
+    out_table = table(roles)
+    text = as_markdown(out_table)
+    (out / "table.md").write_text(text + "\n")
+    write_json(out_table, out / "table.json")
+    print(f"{text}\n\n-> {out / 'table.md'}, {out / 'table.json'}")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ from conftest import TINY_WORLDS
 from encoder_fixtures import tiny_kwargs
 from train_helpers import CONFIGS, TOY, compose_train
 
-from phyprobe.eval.targets import judge
+from phyprobe.eval.design_table import table as design_table
 from phyprobe.training.pipeline import train
 
 EXPERIMENTS = sorted(p.stem for p in (CONFIGS / "experiment").glob("*.yaml"))
@@ -102,9 +102,9 @@ def test_experiment_runs_at_toy_size(experiment, tiny_world, tiny_worlds, shared
         assert (metrics["distribution"]["world3d_test"] == "in") == ("world3d" in trained)
         assert (metrics["distribution"]["world_test"] == "in") == ("world" in trained)
         assert set(metrics["shortcuts"]["phyprobe"]["median_score_plausible_by_source"]) >= {"world", "world3d"}
-        # `phyprobe targets` reads the run as written: a cross-world run on the world it never saw, the rest on both
+        # `phyprobe table` reads the run as written: a cross-world run on the world it never saw, the rest on both
         role = "cross" if len(trained & {"world", "world3d"}) == 1 else "default"
-        table = judge({role: [tmp_path]})
+        table = design_table({role: [tmp_path]})
         read = [
             b
             for b in ("world_test", "world3d_test")

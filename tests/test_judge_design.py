@@ -1,4 +1,4 @@
-"""research/judge_design.py at toy size: real train.py and eval.py jobs, judged by `phyprobe targets`, and resumed."""
+"""research/judge_design.py at toy size: real train.py and eval.py jobs, read by `phyprobe table`, and resumed."""
 
 import importlib.util
 import json
@@ -50,7 +50,7 @@ def test_one_seed_is_trained_evaluated_judged_and_resumed(tiny_worlds, tmp_path,
         f"unseen_world/world_test-{tiny_worlds.name}-seed0",
         f"unseen_footage/real_footage_unseen-{tiny_worlds.name}-seed0",
     }
-    verdict = json.loads((out / "targets.json").read_text())
+    verdict = json.loads((out / "table.json").read_text())
     assert {r["role"] for r in verdict} == {"default", "cross", "unseen_world", "unseen_footage"}
     # the default's figure is its run's own, and the cross runs are read on the world they did not train on
     metrics = json.loads((out / "default" / "seed0" / "metrics.json").read_text())
@@ -65,10 +65,10 @@ def test_one_seed_is_trained_evaluated_judged_and_resumed(tiny_worlds, tmp_path,
         severe["mean"] == metrics["benchmarks"]["world_test"]["world"]["same_scene_accuracy_severity_ge_0.5"]["value"]
     )
     assert {r["benchmark"] for r in verdict if r["role"] == "cross"} == {"world_test", "world3d_test"}
-    assert (out / "targets.md").read_text().startswith("| role")
+    assert (out / "table.md").read_text().startswith("| role")
     stamp = (out / "default" / "seed0" / "metrics.json").stat().st_mtime_ns
     capsys.readouterr()
-    driver.main(args)  # everything finished: nothing runs again, the verdict is written again
+    driver.main(args)  # everything finished: nothing runs again, the table is written again
     printed = capsys.readouterr().out
     assert printed.count("done before:") == 5 and "running:" not in printed
     assert (out / "default" / "seed0" / "metrics.json").stat().st_mtime_ns == stamp

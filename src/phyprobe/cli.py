@@ -22,7 +22,10 @@ SUBCOMMANDS = {
         "convert public datasets into the pair manifest; describe and check manifests",
     ),
     "summarize": ("phyprobe.eval.summary", "collect a multirun's metrics into one table with intervals and bar plots"),
-    "targets": ("phyprobe.eval.targets", "judge finished runs against the targets the default is held to"),
+    "table": (
+        "phyprobe.eval.design_table",
+        "one design's figures over seeds, across worlds and on builds no run trains on",
+    ),
     "judge": (
         "phyprobe.judges.run",
         "rubric judges (MLLM servers, vision tools) and their agreement with other raters",

@@ -1,17 +1,19 @@
-"""``phyprobe targets``: the figures the default is held to, read from finished runs and judged against their bounds.
+"""``phyprobe table``: one design's figures across seeds, worlds and builds no run trains on, read from finished runs.
 
-The default is accepted on figures spread over many files: its own held-out scenes and margins (a training run's
-``metrics.json``, one per seed), transfer across worlds (runs trained on one world, read on the other), and the
-stand-ins for an independent holdout (``eval.py`` outputs on a world and on real footage no run trains on). This
-collects them by role, aggregates each figure over the runs given (mean ± sd over seeds, with the first run's 95 %
-interval; for margins the lowest interval start, since every seed's margin must clear 0), and says of each target
-whether it is met, so that a new encoder (``backbone=vjepa2`` on a GPU, say) is judged by the same command as the
-embedded default::
+A design is judged on figures spread over many files: its own held-out scenes and margins (a training run's
+``metrics.json``, one per seed), transfer across worlds (runs trained on one world, read on the other), and builds no
+run trains on (``eval.py`` outputs on an unseen world and on real footage the project does not ship). This collects
+them by role and aggregates each figure over the runs given: mean ± sd over seeds, the first run's 95 % interval,
+and for margins over a baseline the lowest interval start of any seed. A new encoder (``backbone=vjepa2`` on a GPU,
+say) is read by the same command as the embedded default::
 
-    phyprobe targets --default outputs/demo outputs/seeds/demo-s1 outputs/seeds/demo-s2 \\
+    phyprobe table --default outputs/demo outputs/seeds/demo-s1 outputs/seeds/demo-s2 \\
         --cross outputs/cross/0 outputs/cross/1 ... \\
-        --unseen-world outputs/eval/rigs/* --unseen-footage outputs/eval/real_footage_other_sources/*
+        --unseen-world outputs/eval/rigs/* --unseen-footage outputs/eval/real_footage_other_sources/* \\
+        --require 'unseen_world:same_scene_accuracy_severity_ge_0.5>=0.75' --require 'default:margins.motion.low>0'
 
+There are no bounds of the project's making: ``--require ROLE:FIGURE(>=|<=|>)VALUE`` states one of yours (a
+``.low`` suffix reads the lowest interval start instead of the mean), and the command exits 1 when one is not met.
 A role's runs are told apart only by seed: the command stops when two runs of a role differ in anything else of
 their configuration (paths and the progress bar aside), because a mean over two designs is no figure. Figures are
 what the protocols computed (raw scores, ties half credit); nothing is recomputed here.
@@ -41,45 +43,65 @@ SENSES = {">=": operator.ge, "<=": operator.le, ">": operator.gt}
 
 
 @dataclass(frozen=True)
-class Target:
-    """One figure's bound. ``figure`` names a protocol figure, or ``margins.<baseline>`` for the paired margin over a
-    baseline; ``low_above`` also asks every run's 95 % interval to start above that value."""
+class Figure:
+    """A figure the table reads for a role: a protocol figure, or ``margins.<baseline>`` for the paired margin over a
+    baseline (on every benchmark the run has a margin for when ``every_benchmark``)."""
+
+    role: str
+    figure: str
+    every_benchmark: bool = False
+
+    @property
+    def baseline(self) -> str | None:
+        """The baseline a margin is over; None for a protocol figure."""
+        return self.figure.split(".", 1)[1] if self.figure.startswith("margins.") else None
+
+
+FIGURES = (
+    Figure("default", SEVERE),
+    Figure("default", "cross_scene_accuracy"),
+    Figure("default", "auroc_plausible_vs_violated"),
+    Figure("default", "real_real_median_gap"),
+    Figure("default", "median_score_plausible"),
+    Figure("default", "median_score_severity_ge_0.8"),
+    Figure("default", "margins.surprisal_max", every_benchmark=True),
+    Figure("default", "margins.motion", every_benchmark=True),
+    Figure("cross", SEVERE),
+    Figure("cross", "auroc_plausible_vs_violated"),
+    Figure("unseen_world", SEVERE),
+    Figure("unseen_world", "margins.motion"),
+    Figure("unseen_footage", SEVERE),
+    Figure("unseen_footage", "margins.motion"),
+)
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """A user's bound: ``ROLE:FIGURE(>=|<=|>)VALUE``; ``FIGURE.low`` bounds the lowest interval start of any run."""
 
     role: str
     figure: str
     sense: str
     bound: float
-    low_above: float | None = None
-    every_benchmark: bool = False  # margins: on every benchmark the run has a margin for, not only the test scenes
+    on_low: bool = False
 
-    @property
-    def baseline(self) -> str | None:
-        """The baseline a margin target is over; None for a protocol figure."""
-        return self.figure.split(".", 1)[1] if self.figure.startswith("margins.") else None
+    @classmethod
+    def parse(cls, text: str) -> "Requirement":
+        import re
+
+        m = re.fullmatch(r"\s*(\w+):([\w.]+?)(\.low)?\s*(>=|<=|>)\s*(-?[\d.]+(?:e-?\d+)?)\s*", text)
+        if not m or m.group(1) not in ROLES:
+            raise InvalidOption(
+                f"--require {text!r}: expected ROLE:FIGURE(>=|<=|>)VALUE with ROLE one of {sorted(ROLES)}, "
+                "e.g. 'unseen_world:same_scene_accuracy_severity_ge_0.5>=0.75'"
+            )
+        return cls(m.group(1), m.group(2), m.group(4), float(m.group(5)), bool(m.group(3)))
 
     @property
     def asked(self) -> str:
-        text = f"{self.sense} {self.bound:g}"
-        return text + (f", interval above {self.low_above:g}" if self.low_above is not None else "")
+        return f"{'lowest interval start ' if self.on_low else ''}{self.sense} {self.bound:g}"
 
 
-TARGETS = (
-    Target("default", SEVERE, ">=", 0.90),
-    Target("default", "cross_scene_accuracy", ">=", 0.80),
-    Target("default", "auroc_plausible_vs_violated", ">=", 0.80),
-    Target("default", "real_real_median_gap", "<=", 0.10),
-    Target("default", "median_score_plausible", "<=", 0.15),
-    Target("default", "median_score_severity_ge_0.8", ">=", 0.6),
-    Target("default", "margins.surprisal_max", ">=", 0.15, low_above=0.0, every_benchmark=True),
-    Target("default", "margins.motion", ">", 0.0, low_above=0.0, every_benchmark=True),
-    Target("cross", SEVERE, ">=", 0.80),
-    Target("cross", "auroc_plausible_vs_violated", ">=", 0.75),
-    Target("unseen_world", SEVERE, ">=", 0.75),
-    Target("unseen_world", "margins.motion", ">", 0.0, low_above=0.0),
-    Target("unseen_footage", SEVERE, ">=", 0.80),
-    Target("unseen_footage", "margins.motion", ">", 0.0, low_above=0.0),
-)
-SEEDS_ASKED = 3
 IGNORED_CONFIG = ("paths.", "seed", "trainer.enable_progress_bar", "extract.num_workers", "n_boot", "report")
 
 
@@ -176,15 +198,19 @@ def check_one_design(runs: list[RunFigures], role: str) -> None:
             )
 
 
-def _leaf(run: RunFigures, target: Target, bench: str) -> dict | None:
-    if target.baseline:
-        return run.margins.get(target.baseline, {}).get(bench)
-    return run.figures.get(bench, {}).get(target.figure)
+def _leaf(run: RunFigures, figure: Figure, bench: str) -> dict | None:
+    if figure.baseline:
+        return run.margins.get(figure.baseline, {}).get(bench)
+    return run.figures.get(bench, {}).get(figure.figure)
 
 
-def judge(roles: dict[str, list[str | Path]]) -> pd.DataFrame:
-    """One row per target and benchmark (and build): the runs' mean ± sd, the first run's interval, the lowest
-    interval start where the target asks for one, and whether it is met. ``roles`` maps a role of :data:`ROLES` to its run directories; a role given no runs is left out."""
+COLUMNS = ["role", "figure", "benchmark", "build", "runs", "mean", "sd", "low", "first_interval", "n", "asked", "met"]
+
+
+def table(roles: dict[str, list[str | Path]], requirements: tuple[Requirement, ...] = ()) -> pd.DataFrame:
+    """One row per figure and benchmark (and build) of each role: the runs' mean ± sd, the lowest interval start of
+    any run, the first run's interval and n, and, where a requirement names the figure, what it asks and whether it is
+    met. ``roles`` maps a role of :data:`ROLES` to its run directories; a role given no runs is left out."""
     unknown = sorted(set(roles) - set(ROLES))
     if unknown:
         raise InvalidOption(f"unknown role(s) {unknown}; known: {sorted(ROLES)}")
@@ -194,105 +220,78 @@ def judge(roles: dict[str, list[str | Path]]) -> pd.DataFrame:
             continue
         runs = [read_run(p) for p in paths]
         check_one_design(runs, role)
-        judged_on = [_benchmarks(run, role) for run in runs]
-        for target in (t for t in TARGETS if t.role == role):
+        read_on = [_benchmarks(run, role) for run in runs]
+        for figure in (f for f in FIGURES if f.role == role):
             cells: dict[tuple[str, str], list[dict]] = {}
-            for run, benches in zip(runs, judged_on):
-                if target.every_benchmark:
-                    benches = sorted(run.margins.get(target.baseline, {}))
+            for run, benches in zip(runs, read_on):
+                if figure.every_benchmark:
+                    benches = sorted(run.margins.get(figure.baseline, {}))
                 for bench in benches:
-                    leaf = _leaf(run, target, bench)
+                    leaf = _leaf(run, figure, bench)
                     if leaf is not None and leaf.get("value") is not None:
                         cells.setdefault((bench, run.build), []).append(leaf)
-            if not cells:
+            for (bench, build), leaves in cells.items():
+                values = [leaf["value"] for leaf in leaves]
+                lows = [leaf.get("low") for leaf in leaves if leaf.get("low") is not None]
                 rows.append(
                     dict(
                         role=role,
-                        figure=target.figure,
-                        benchmark="-",
-                        build="",
-                        asked=target.asked,
-                        runs=0,
-                        mean=None,
-                        sd=None,
-                        low=None,
-                        first_interval=None,
-                        n=None,
+                        figure=figure.figure,
+                        benchmark=bench,
+                        build=build,
+                        runs=len(values),
+                        mean=float(pd.Series(values).mean()),
+                        sd=float(pd.Series(values).std(ddof=1)) if len(values) > 1 else None,
+                        low=min(lows) if lows else None,
+                        first_interval=(leaves[0].get("low"), leaves[0].get("high")),
+                        n=leaves[0].get("n"),
+                        asked=None,
                         met=None,
                     )
                 )
-            for (bench, build), leaves in cells.items():
-                values = [leaf["value"] for leaf in leaves]
-                lows = [leaf.get("low") for leaf in leaves]
-                mean = float(pd.Series(values).mean())
-                met = SENSES[target.sense](mean, target.bound)
-                low = None
-                if target.low_above is not None:  # every run's interval must start above the value
-                    low = min((x for x in lows if x is not None), default=None)
-                    met = met and low is not None and low > target.low_above
-                rows.append(
-                    dict(
-                        role=role,
-                        figure=target.figure,
-                        benchmark=bench,
-                        build=build,
-                        asked=target.asked,
-                        runs=len(values),
-                        mean=mean,
-                        sd=float(pd.Series(values).std(ddof=1)) if len(values) > 1 else None,
-                        low=low,
-                        first_interval=(leaves[0].get("low"), leaves[0].get("high")),
-                        n=leaves[0].get("n"),
-                        met=bool(met),
-                    )
-                )
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "role",
-            "figure",
-            "benchmark",
-            "build",
-            "asked",
-            "runs",
-            "mean",
-            "sd",
-            "low",
-            "first_interval",
-            "n",
-            "met",
-        ],
-    )
+    out = pd.DataFrame(rows, columns=COLUMNS)
+    for req in requirements:
+        hit = (out["role"] == req.role) & (out["figure"] == req.figure)
+        if not hit.any():
+            raise InvalidOption(
+                f"--require {req.role}:{req.figure}: these runs report no such figure for that role "
+                f"(it reads: {', '.join(sorted({f.figure for f in FIGURES if f.role == req.role}))})"
+            )
+        for i in out.index[hit]:
+            value = out.at[i, "low"] if req.on_low else out.at[i, "mean"]
+            out.at[i, "asked"] = req.asked
+            out.at[i, "met"] = bool(value is not None and pd.notna(value) and SENSES[req.sense](value, req.bound))
+    return out
 
 
 def as_markdown(table: pd.DataFrame) -> str:
     def measured(r) -> str:
-        if r["runs"] == 0:
-            return "not reported by these runs"
         text = f"{r['mean']:.3f}" + (f" ± {r['sd']:.3f}" if r["sd"] is not None and pd.notna(r["sd"]) else "")
-        if r["low"] is not None and pd.notna(r["low"]):
-            return text + f", lowest interval start {r['low']:+.3f}"
         low, high = r["first_interval"]
-        return text + (f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else "")
+        text += f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else ""
+        if r["figure"].startswith("margins.") and r["low"] is not None and pd.notna(r["low"]):
+            text += f", lowest interval start {r['low']:+.3f}"
+        return text
 
     shown = pd.DataFrame(
         {
             "role": table["role"],
             "figure": table["figure"],
             "benchmark": [b + (f" ({build})" if build else "") for b, build in zip(table["benchmark"], table["build"])],
-            "asked": table["asked"],
-            "measured": table.apply(measured, axis=1),
+            "mean ± sd [first run's interval]": table.apply(measured, axis=1),
             "runs": table["runs"],
             "n": table["n"],
-            "met": table["met"].map({True: "yes", False: "no"}).fillna("-"),
         }
     )
+    if table["asked"].notna().any():
+        shown["asked"] = table["asked"].fillna("")
+        shown["met"] = table["met"].map({True: "yes", False: "no"}).fillna("")
     return shown.to_markdown(index=False)
 
 
-def tally(table: pd.DataFrame) -> tuple[int, int]:
-    """(met, not met); a target no run reported is neither."""
-    return int(table["met"].eq(True).sum()), int(table["met"].eq(False).sum())
+def unmet(table: pd.DataFrame) -> int:
+    """How many rows a requirement asked for and did not get."""
+    return int(table["met"].eq(False).sum())
 
 
 def write_json(table: pd.DataFrame, path: str | Path) -> Path:
@@ -300,29 +299,28 @@ def write_json(table: pd.DataFrame, path: str | Path) -> Path:
 
 
 def add_cli(sub) -> None:
-    p = sub.add_parser("targets", help="judge finished runs against the targets the default is held to")
+    p = sub.add_parser("table", help="one design's figures over seeds, across worlds and on builds no run trains on")
     for role, text in ROLES.items():
         p.add_argument(f"--{role.replace('_', '-')}", nargs="+", default=[], type=Path, metavar="RUN", help=text)
+    p.add_argument(
+        "--require",
+        action="append",
+        default=[],
+        metavar="ROLE:FIGURE>=VALUE",
+        help="a bound of yours (repeat; FIGURE.low for the lowest interval start); exit 1 when one is not met",
+    )
     p.add_argument("--json", type=Path, help="also write the table here (atomically)")
-    p.add_argument("--strict", action="store_true", help="exit 1 when a target is not met")
     p.set_defaults(func=_cli)
 
 
 def _cli(args) -> int:
     roles = {role: getattr(args, role) for role in ROLES}
     if not any(roles.values()):
-        raise InvalidOption("give the runs to judge: " + ", ".join(f"--{r.replace('_', '-')}" for r in ROLES))
-    table = judge(roles)
-    print(as_markdown(table))
-    trained = table[table["role"].isin(["default", "cross"]) & (table["runs"] > 0)]
-    few = trained[trained["runs"] < SEEDS_ASKED].groupby(["role", "benchmark"])["runs"].min()
-    if len(few):
-        print(
-            f"\nnote: the targets ask for {SEEDS_ASKED} seeds of a design (of each direction across worlds); "
-            "fewer here: " + ", ".join(f"{role} {bench}: {n}" for (role, bench), n in few.items())
-        )
-    met, unmet = tally(table)
-    print(f"\n{met} met, {unmet} not met")
+        raise InvalidOption("give the runs to read: " + ", ".join(f"--{r.replace('_', '-')}" for r in ROLES))
+    out = table(roles, tuple(Requirement.parse(r) for r in args.require))
+    print(as_markdown(out))
+    if args.require:
+        print(f"\n{unmet(out)} of the rows you asked about are not met")
     if args.json:
-        write_json(table, args.json)
-    return 1 if args.strict and unmet else 0
+        write_json(out, args.json)
+    return 1 if unmet(out) else 0
