@@ -46,28 +46,17 @@ def test_group_choices_do_what_they_say_with_any_backbone(backbone, tmp_path):
     assert list(compose_train(tmp_path, [f"backbone={backbone}"]).pooling.stats) == ["mean", "std", "max"]
 
 
+def cfg_job(*overrides: str) -> dict:
+    """The recipe `python train.py OVERRIDES --cfg job` prints, as a user runs it."""
+    cmd = [sys.executable, "train.py", *overrides, "--cfg", "job"]
+    return yaml.safe_load(subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120, check=True).stdout)
+
+
 def test_command_line_group_beats_an_experiment_and_cfg_job_shows_it():
-    out = subprocess.run(
-        [sys.executable, "train.py", "experiment=evidence_head", "pooling=max", "--cfg", "job"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    ).stdout
-    cfg = yaml.safe_load(out)
+    cfg = cfg_job("experiment=evidence_head", "pooling=max")
     assert cfg["pooling"]["stats"] == ["max"] and cfg["head"]["kind"] == "monotone"
     assert cfg["checkpoint"] == {"monitor": "val/loss", "mode": "min"}
-    plain = yaml.safe_load(
-        subprocess.run(
-            [sys.executable, "train.py", "pooling=max", "--cfg", "job"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=True,
-        ).stdout
-    )
+    plain = cfg_job("pooling=max")
     assert plain["pooling"]["stats"] == ["max"] and plain["head"]["kind"] == "mlp"
 
 
