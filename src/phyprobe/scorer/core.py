@@ -303,22 +303,27 @@ class Scorer:
             return None
         return self.reading.window_starts(num_frames, self.window_length)
 
-    def in_windows(self, video: str | Path) -> bool:
-        """Whether the reading cuts this file into windows (a file that cannot be probed is read as one clip,
-        which then reports why it cannot be read)."""
+    def _frames_if_windowed(self, video: str | Path) -> int | None:
+        """The file's frame count when the reading cuts it into windows, else None (a file that cannot be probed is
+        read as one clip, which then reports why it cannot be read)."""
         if self.reading.mode == "whole" or self.clip.mode != "uniform":
-            return False
+            return None
         try:
-            return self.window_starts(probe(video)["num_frames"]) is not None
+            n = probe(video)["num_frames"]
         except VideoDecodeError:
-            return False
+            return None
+        return n if self.window_starts(n) is not None else None
+
+    def in_windows(self, video: str | Path) -> bool:
+        """Whether the reading cuts this file into windows."""
+        return self._frames_if_windowed(video) is not None
 
     def read(self, video: str | Path) -> Iterator[torch.Tensor]:
         """The preprocessed clips (T, 3, H, W) the reading cuts from a file: one, or each window's, lazily from
         frames decoded once. Raises VideoDecodeError before the first clip."""
-        if not self.in_windows(video):
+        n = self._frames_if_windowed(video)
+        if n is None:
             return iter([self.load_clip(video)])
-        n = probe(video)["num_frames"]
         frames = decode_clip(video, ClipSpec(n), fit=self.encoder.preprocess.size).frames
         length = self.window_length
         return (self.encoder.preprocess(frames[s : s + length]) for s in self.window_starts(len(frames)) or [0])
