@@ -1,10 +1,11 @@
-"""Evaluation cost: the bootstrap of AUROC, against scikit-learn's ``roc_auc_score``, in one run.
+"""Evaluation cost: the bootstrap of AUROC and of a mean, in one run.
 
-Every benchmark of a run bootstraps its AUROC figures 1,000 times for each scorer (the model and
-every baseline), so the per-call cost of AUROC sets much of a run's evaluation time. This times
-``bootstrap_ci`` of the project's rank-based AUROC and of scikit-learn's on the same resamples, checks
-they agree, and prints the ratio. With ``--run``, it also times a whole run's evaluation
-(``evaluate_run`` over the run's benchmarks, from its ``scores.csv``).
+Every benchmark of a run bootstraps its figures 1,000 times for each scorer (the model and every
+baseline), so the per-resample cost sets much of a run's evaluation time. This times ``bootstrap_ci`` of
+the project's rank-based AUROC against scikit-learn's ``roc_auc_score``, and the batched bootstrap (all
+resamples of a block at once: AUROC, and the mean that pairwise accuracy is) against the row-by-row
+call, on the same resamples; checks they agree and prints the ratios. With ``--run``, it also times a
+whole run's evaluation (``evaluate_run`` over the run's benchmarks, from its ``scores.csv``).
 
     python bench/bench_eval.py                       # 225 videos (a world test split), 1,000 resamples
     python bench/bench_eval.py --run outputs/demo    # and that run's evaluation
@@ -64,12 +65,25 @@ def main() -> None:
     )
     if any(abs(ours[k] - ref[k]) > 1e-12 for k in ("value", "low", "high")):
         raise SystemExit(f"AUROC differs from scikit-learn's: {ours} vs {ref}")
+    batched, t_batched = timed(M.bootstrap_ci, M.auroc_batched, y, s, n_boot=args.n_boot, batched=True)
+    credit = (rng.random(args.videos) < 0.7).astype(float)  # per-pair credits: pairwise accuracy is their mean
+    mean_rows, t_mean_rows = timed(M.bootstrap_ci, np.mean, credit, n_boot=args.n_boot)
+    mean_batched, t_mean_batched = timed(
+        M.bootstrap_ci, lambda v: v.mean(axis=1), credit, n_boot=args.n_boot, batched=True
+    )
+    if batched != ours or mean_batched != mean_rows:
+        raise SystemExit("the batched bootstrap differs from the row-by-row one")
     out = {
         "videos": args.videos,
         "n_boot": args.n_boot,
         "seconds_rank_based": round(t_ours, 3),
         "seconds_sklearn": round(t_ref, 3),
         "speedup": round(t_ref / t_ours, 1),
+        "seconds_auroc_batched": round(t_batched, 3),
+        "speedup_auroc_batched": round(t_ours / t_batched, 1),
+        "seconds_mean_row_by_row": round(t_mean_rows, 3),
+        "seconds_mean_batched": round(t_mean_batched, 3),
+        "speedup_mean_batched": round(t_mean_rows / t_mean_batched, 1),
     }
     if args.run is not None:
         out["run_evaluation_seconds"] = round(run_evaluation(args.run, args.n_boot), 1)

@@ -230,3 +230,42 @@ def test_bootstrap_ci_mapping_and_empty_and_degenerate():
     assert r["value"] == 1.0 and r["low"] == 1.0
     with pytest.raises(ValueError, match="differ in length"):
         M.bootstrap_ci(M.auroc, [1, 0], [0.1])
+
+
+@pytest.mark.parametrize(
+    "row_fn, batched_fn, arrays",
+    [
+        (np.mean, lambda v: v.mean(axis=1), (np.random.default_rng(1).normal(size=301),)),
+        (np.median, lambda v: np.median(v, axis=1), (np.random.default_rng(2).normal(size=300),)),
+        # rounded scores tie across classes; seven rows make one-class resamples common (nan, left out)
+        (M.auroc, M.auroc_batched, (np.array([1, 0, 0, 1, 0, 0, 0]), np.array([0.2, 0.1, 0.2, 0.5, 0.5, 0.0, 0.3]))),
+        (
+            M.auroc,
+            M.auroc_batched,
+            (np.random.default_rng(3).random(500) < 0.3, np.random.default_rng(4).normal(size=500).round(1)),
+        ),
+    ],
+)
+def test_batched_bootstrap_gives_the_row_by_row_figures(row_fn, batched_fn, arrays):
+    """A batched statistic sees the same resamples, so every figure equals the row-by-row call's exactly;
+    blocks smaller than n_boot (max_entries) draw them in the same order."""
+    rows = M.bootstrap_ci(row_fn, *arrays, n_boot=400, seed=5)
+    assert M.bootstrap_ci(batched_fn, *arrays, n_boot=400, seed=5, batched=True) == rows
+    blocks = list(M.bootstrap_resamples(len(arrays[0]), 400, seed=5, max_entries=7 * len(arrays[0])))
+    assert len(blocks) > 1 and np.array_equal(
+        np.concatenate(blocks), np.concatenate(list(M.bootstrap_resamples(len(arrays[0]), 400, seed=5)))
+    )
+    assert M.bootstrap_ci(batched_fn, *(a[:0] for a in arrays), n_boot=50, batched=True) == {
+        "value": None,
+        "low": None,
+        "high": None,
+        "n": 0,
+    }
+
+
+def test_pairwise_accuracy_is_the_mean_of_pair_credits():
+    sa, sb = np.array([0.9, 0.2, 0.5, 0.4, 0.1]), np.array([0.1, 0.3, 0.5, 0.4, 0.0])
+    y = np.array([1.0, 1.0, 1.0, 0.5, 0.0])  # a right, a wrong, a tie, an unordered pair (left out), a wrong
+    assert M.pair_credit(sa, sb, y).tolist() == [1.0, 0.0, 0.5, 0.0]
+    assert M.pairwise_accuracy(sa, sb, y) == pytest.approx(1.5 / 4)
+    assert math.isnan(M.pairwise_accuracy(sa[3:4], sb[3:4], y[3:4]))

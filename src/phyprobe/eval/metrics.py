@@ -27,6 +27,15 @@ from scipy import stats
 # pairwise accuracy
 
 
+def pair_credit(score_a, score_b, label, tie_credit: float = 0.5) -> np.ndarray:
+    """Per ordered pair, the credit :func:`pairwise_accuracy` averages: 1 where the score order agrees with
+    the human order, ``tie_credit`` at an exact model tie, 0 otherwise. Pairs labelled 0.5 are left out."""
+    sa, sb, y = (np.asarray(x, dtype=float) for x in (score_a, score_b, label))
+    keep = y != 0.5
+    d = (sa - sb)[keep] * np.sign(y[keep] - 0.5)
+    return np.where(d > 0, 1.0, np.where(d == 0, tie_credit, 0.0))
+
+
 def pairwise_accuracy(score_a, score_b, label, tie_credit: float = 0.5) -> float:
     """Share of pairs whose score order agrees with the human order.
 
@@ -36,12 +45,8 @@ def pairwise_accuracy(score_a, score_b, label, tie_credit: float = 0.5) -> float
     (VideoAlign's convention, ``accuracy_without_ties``) or 100 %. Pass 0.0 to get the strict
     ``mean[s(violating) > s(other)]`` that ImplausiBench-style reports use.
     """
-    sa, sb, y = (np.asarray(x, dtype=float) for x in (score_a, score_b, label))
-    keep = y != 0.5
-    if not keep.any():
-        return float("nan")
-    d = (sa - sb)[keep] * np.sign(y[keep] - 0.5)
-    return float(np.mean(np.where(d > 0, 1.0, np.where(d == 0, tie_credit, 0.0))))
+    credit = pair_credit(score_a, score_b, label, tie_credit)
+    return float(np.mean(credit)) if len(credit) else float("nan")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -182,6 +187,18 @@ def auroc(is_violating, score) -> float:
     return float((ranks[y].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
+def auroc_batched(is_violating, score) -> np.ndarray:
+    """:func:`auroc` of each row of (k, n) arrays at once (for ``bootstrap_ci(..., batched=True)``): the same
+    ranks and sums row by row, so the same figures (ranks are multiples of 0.5: their sums are exact)."""
+    y = np.asarray(is_violating).astype(bool)
+    n_pos = y.sum(axis=1)
+    n_neg = y.shape[1] - n_pos
+    ranks = stats.rankdata(np.asarray(score, dtype=float), axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = ((ranks * y).sum(axis=1) - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
+    return np.where((n_pos == 0) | (n_neg == 0), np.nan, out)
+
+
 def pid_metrics(is_plausible, score, threshold: float = 0.5) -> dict[str, float]:
     """PhyDetEx's binary figures (formats.md §3) from a violation score and a threshold.
 
@@ -243,12 +260,22 @@ def _json_float(x: float) -> float | None:
     return None if x is None or not np.isfinite(x) else float(x)
 
 
+def bootstrap_resamples(n: int, n_boot: int, seed: int = 0, max_entries: int = 4_000_000):
+    """The row indices of ``n_boot`` resamples of ``n`` rows, as (k, n) blocks of at most ``max_entries``
+    indices. One generator draws them in one order, so blocked and row-by-row use see the same resamples."""
+    rng = np.random.default_rng(seed)
+    per_block = max(1, max_entries // max(n, 1))
+    for start in range(0, n_boot, per_block):
+        yield rng.integers(0, n, size=(min(per_block, n_boot - start), n))
+
+
 def bootstrap_ci(
     fn: Callable[..., float | Mapping[str, float]],
     *arrays,
     n_boot: int = 1000,
     seed: int = 0,
     alpha: float = 0.05,
+    batched: bool = False,
 ) -> dict:
     """Percentile bootstrap interval for ``fn(*arrays)``, resampling the rows of all arrays together.
 
@@ -258,19 +285,27 @@ def bootstrap_ci(
     returns a mapping of several figures computed from the same rows, returns one such dict per key,
     all from the same resamples. Degenerate resamples (``fn`` gives nan) are left out of the
     percentiles.
+
+    ``batched=True``: ``fn`` takes a block of resamples stacked on a leading axis, (k, n) arrays, and
+    returns one value per resample (e.g. ``lambda v: v.mean(axis=1)``, :func:`auroc_batched`). The
+    resamples and figures are those of the row-by-row call; only the Python call per resample goes,
+    which is most of an evaluation's time (``python bench/bench_eval.py``).
     """
     arrays = [np.asarray(a) for a in arrays]
     n = len(arrays[0]) if arrays else 0
     if any(len(a) != n for a in arrays):
         raise ValueError(f"bootstrap_ci: arrays differ in length: {[len(a) for a in arrays]}")
-    value = fn(*arrays)  # every metric here accepts empty input, so the keys are known even then
+    if batched:  # a batched fn gives one figure, never a mapping
+        value = float(fn(*(a[None] for a in arrays))[0]) if n else float("nan")
+    else:  # every metric here accepts empty input, so the keys are known even then
+        value = fn(*arrays)
     keys = list(value) if isinstance(value, Mapping) else None
     samples: list = []
-    if n:
-        rng = np.random.default_rng(seed)
-        for _ in range(n_boot):
-            idx = rng.integers(0, n, size=n)
-            samples.append(fn(*(a[idx] for a in arrays)))
+    for block in bootstrap_resamples(n, n_boot, seed) if n else ():
+        if batched:
+            samples.extend(np.asarray(fn(*(a[block] for a in arrays)), dtype=float).tolist())
+        else:
+            samples.extend(fn(*(a[idx] for a in arrays)) for idx in block)
 
     def summarise(v: float, boots: list[float]) -> dict:
         b = np.asarray(boots, dtype=float)

@@ -94,24 +94,24 @@ class _Boot:
     seed: int = 0
     alpha: float = 0.05
 
-    def __call__(self, fn: Callable, *arrays) -> dict:
-        return M.bootstrap_ci(fn, *arrays, n_boot=self.n_boot, seed=self.seed, alpha=self.alpha)
+    def __call__(self, fn: Callable, *arrays, batched: bool = False) -> dict:
+        return M.bootstrap_ci(fn, *arrays, n_boot=self.n_boot, seed=self.seed, alpha=self.alpha, batched=batched)
 
 
 def _acc(boot: _Boot, sa, sb, label=None, tie_credit: float = 0.5) -> dict:
-    """Pairwise accuracy over ordered pairs; ``label=None`` means a is the violating one."""
+    """Pairwise accuracy over ordered pairs; ``label=None`` means a is the violating one. The accuracy is
+    the mean of per-pair credits, so the bootstrap resamples the credits."""
     sa, sb = np.asarray(sa, dtype=float), np.asarray(sb, dtype=float)
     y = np.ones(len(sa)) if label is None else np.asarray(label, dtype=float)
-    keep = y != 0.5
-    return boot(lambda a, b, y: M.pairwise_accuracy(a, b, y, tie_credit), sa[keep], sb[keep], y[keep])
+    return _mean(boot, M.pair_credit(sa, sb, y, tie_credit))
 
 
 def _median(boot: _Boot, x) -> dict:
-    return boot(lambda s: float(np.median(s)) if len(s) else float("nan"), np.asarray(x, dtype=float))
+    return boot(lambda s: np.median(s, axis=1), np.asarray(x, dtype=float), batched=True)
 
 
 def _mean(boot: _Boot, x) -> dict:
-    return boot(lambda s: float(np.mean(s)) if len(s) else float("nan"), np.asarray(x, dtype=float))
+    return boot(lambda s: s.mean(axis=1), np.asarray(x, dtype=float), batched=True)
 
 
 def _coverage(manifest: Manifest, scores: Mapping[str, float]) -> dict:
@@ -271,7 +271,9 @@ def _world(
         f"median_score_severity_ge_{obvious:g}": _median(
             boot, vt.loc[(vt["variant"] == "violated") & (vt["severity"] >= obvious), "score"]
         ),
-        "auroc_plausible_vs_violated": boot(M.auroc, (pv["variant"] == "violated").to_numpy(), pv["score"].to_numpy()),
+        "auroc_plausible_vs_violated": boot(
+            M.auroc_batched, (pv["variant"] == "violated").to_numpy(), pv["score"].to_numpy(), batched=True
+        ),
         "score_range": boot(M.score_range, vt["score"].to_numpy()),
         "quality_confound": _quality(manifest, scores, boot, severe=severe, twin_keys=twin_keys),
     }
@@ -419,12 +421,12 @@ def same_scene_margin(
     sides = [ss.loc[ss["severity_a"] >= severe, ["id_a", "id_b", "score_a", "score_b"]] for ss in sides]
     both = sides[0].merge(sides[1], on=["id_a", "id_b"], suffixes=("", "_other"))
 
-    def diff(sa, sb, ta, tb):
-        ones = np.ones(len(sa))
-        return M.pairwise_accuracy(sa, sb, ones) - M.pairwise_accuracy(ta, tb, ones)
-
-    cols = ["score_a", "score_b", "score_a_other", "score_b_other"]
-    return _Boot(n_boot, seed, alpha)(diff, *(both[c].to_numpy(float) for c in cols))
+    ones = np.ones(len(both))
+    credits = [
+        M.pair_credit(both[a].to_numpy(float), both[b].to_numpy(float), ones)
+        for a, b in (("score_a", "score_b"), ("score_a_other", "score_b_other"))
+    ]
+    return _Boot(n_boot, seed, alpha)(lambda c, d: c.mean(axis=1) - d.mean(axis=1), *credits, batched=True)
 
 
 def same_scene_margins(

@@ -12,6 +12,7 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Mapping
 
+import numpy as np
 import pandas as pd
 
 from . import metrics as M
@@ -23,6 +24,11 @@ def plausible_by_source(videos: pd.DataFrame, scores: Mapping[str, float]) -> pd
     v = videos[videos["id"].isin(scores.keys())]
     v = v[(_variant(v) == "plausible").to_numpy()]
     return pd.DataFrame({"source": v["source"].to_numpy(), "score": v["id"].map(scores).astype(float).to_numpy()})
+
+
+def separability(auroc):
+    """max(A, 1 - A): how well the score tells two sources apart, whichever scores higher (nan stays nan)."""
+    return np.fmax(auroc, 1.0 - auroc)
 
 
 def shortcut_diagnostics(videos: pd.DataFrame, scores: Mapping[str, float], n_boot: int = 1000, seed: int = 0) -> dict:
@@ -41,8 +47,8 @@ def shortcut_diagnostics(videos: pd.DataFrame, scores: Mapping[str, float], n_bo
     for a, b in combinations(sorted(p["source"].unique()), 2):
         both = p[p["source"].isin([a, b])]
         is_b, score = (both["source"] == b).to_numpy(), both["score"].to_numpy()
-        auroc[f"{a}_vs_{b}"] = boot(M.auroc, is_b, score)
-        sep[f"{a}_vs_{b}"] = boot(lambda y, s: max(M.auroc(y, s), 1.0 - M.auroc(y, s)), is_b, score)
+        auroc[f"{a}_vs_{b}"] = boot(M.auroc_batched, is_b, score, batched=True)
+        sep[f"{a}_vs_{b}"] = boot(lambda y, s: separability(M.auroc_batched(y, s)), is_b, score, batched=True)
     out["source_auroc"], out["source_separability"] = auroc, sep
     return out
 
