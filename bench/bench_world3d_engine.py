@@ -19,10 +19,10 @@ from pathlib import Path
 import numpy as np
 
 from phyprobe.io.video import write_video
-from phyprobe.world.bullet import ENGINE
-from phyprobe.world.bullet.render import Renderer
-from phyprobe.world.bullet.scene import scene_rng
 from phyprobe.world.degrade import DEGRADATIONS, degrade
+from phyprobe.world.seeds import scene_rng
+from phyprobe.world.world3d import ENGINE
+from phyprobe.world.world3d.render import Renderer
 
 SEVERITY_STRATA = 3
 

@@ -2,7 +2,7 @@
 world, the plausible clip above its violated twin at severities 0.5 and 1, from just before the onset on;
 plus the nuisance-only twins (camera path, lighting, textures).
 
-    PYTHONPATH=src python data_prep/render_engine_strips.py --engine 3d --out docs/img        # world3d_*.png
+    PYTHONPATH=src python data_prep/render_engine_strips.py --engine world3d --out docs/img   # world3d_*.png
     PYTHONPATH=src python data_prep/render_engine_strips.py --engine marbles --out docs/img   # marbles_*.png
 """
 
@@ -15,16 +15,15 @@ import numpy as np
 from render_world_strips import COLUMNS, _row, _save, _stack
 
 from phyprobe.world.build import get_engine
-from phyprobe.world.scene import scene_rng
+from phyprobe.world.seeds import scene_rng
 
 FRAMES = 32
-PREFIX = {"3d": "world3d", "marbles": "marbles"}
-MIN_HEIGHT = {"3d": 144, "marbles": 108}  # frames large enough to read in a strip
+MIN_HEIGHT = {"world3d": 144, "marbles": 108}  # frames large enough to read in a strip (the strips are <engine>_*.png)
 NUISANCE_DETAIL = {"camera": ("camera",), "lighting": ("lighting",), "texture": ("floor", "wall", "texture")}
 
 
 def _close(sc) -> None:
-    if hasattr(sc, "close"):  # the 3D engine's scenes hold a pybullet client
+    if hasattr(sc, "close"):  # the 3D world's scenes hold a pybullet client
         sc.close()
 
 
@@ -52,7 +51,7 @@ def family_strip(engine, name: str, family: str, seed: int, out: Path) -> None:
     for s in (0.5, 1.0):
         rows.append(_row(sc.violated(plan, s)[0], picks, f"{family}\n{plan.subtype}\nseverity {s}"))
     _close(sc)
-    _save(out / f"{PREFIX[name]}_{family}.png", _stack(rows))
+    _save(out / f"{name}_{family}.png", _stack(rows))
 
 
 def nuisance_strip(engine, name: str, seed: int, out: Path) -> None:
@@ -70,12 +69,12 @@ def nuisance_strip(engine, name: str, seed: int, out: Path) -> None:
         if found == set(NUISANCE_DETAIL):
             break
     _close(sc)
-    _save(out / f"{PREFIX[name]}_nuisance.png", _stack(rows))
+    _save(out / f"{name}_nuisance.png", _stack(rows))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--engine", choices=sorted(PREFIX), default="3d")
+    parser.add_argument("--engine", choices=sorted(MIN_HEIGHT), default="world3d")
     parser.add_argument("--out", default="docs/img")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()

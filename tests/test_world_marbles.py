@@ -15,7 +15,7 @@ from phyprobe.world.marbles.render import Track
 from phyprobe.world.marbles.scene import GRAVITY, sample_scene
 from phyprobe.world.marbles.simulate import simulate
 from phyprobe.world.marbles.violations import FAMILIES, apply_violation
-from phyprobe.world.scene import scene_rng
+from phyprobe.world.seeds import scene_rng
 
 FRAMES = 24
 

@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 from world_checks import SEVERITIES, assert_grows_with_severity
 
-from phyprobe.world.render import Renderer, Track
-from phyprobe.world.scene import GRAVITY, lowest_point, sample_scene, scene_rng
-from phyprobe.world.simulate import build_space, simulate
-from phyprobe.world.violations import FAMILIES, Plan, apply_violation, plan_violation
+from phyprobe.world.planar.render import Renderer, Track
+from phyprobe.world.planar.scene import GRAVITY, lowest_point, sample_scene
+from phyprobe.world.planar.simulate import build_space, simulate
+from phyprobe.world.planar.violations import FAMILIES, Plan, apply_violation, plan_violation
+from phyprobe.world.seeds import scene_rng
 
 # ---------------------------------------------------------------------------------- measurements
 

@@ -19,7 +19,7 @@ from phyprobe.world.rigs.render import Track
 from phyprobe.world.rigs.scene import GRAVITY, VIEWS, Pendulum, sample_scene
 from phyprobe.world.rigs.simulate import simulate
 from phyprobe.world.rigs.violations import FAMILIES, aimed_contact, apply_violation
-from phyprobe.world.scene import scene_rng
+from phyprobe.world.seeds import scene_rng
 
 FRAMES = 24
 

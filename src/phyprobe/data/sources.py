@@ -31,12 +31,18 @@ def unseen_footage(out_dir: str | Path, num_segments: int = 60, seed: int = 0, *
     return build_unseen_footage(out_dir, num_segments=num_segments, seed=seed, **options)
 
 
+# The combined tables hold the worlds' rows in the order of their names, except that the 3D world keeps the place
+# of its former name, ``bullet``: the rows (and so the pairs a seeded run draws, and the figures published from
+# them) stay in the order they were built in.
+MERGE_ORDER = {"world3d": "bullet"}
+
+
 def worlds(out_dir: str | Path, seed: int = 0, workers: int | None = None, **engines: dict) -> Manifest:
     """Several physics worlds in one manifest directory (``out_dir/<engine>/`` each, plus one
     ``videos.jsonl`` / ``pairs.jsonl`` over all of them with paths relative to ``out_dir``).
 
-    ``engines`` maps a world name to its build options, e.g. ``planar={"engine": "2d", "num_scenes":
-    300}, bullet={"engine": "3d", "num_scenes": 300, "include_real": False}``. Each world is built (or
+    ``engines`` maps a world name to its build options, e.g. ``planar={"engine": "planar", "num_scenes":
+    300}, world3d={"engine": "world3d", "num_scenes": 300, "include_real": False}``. Each world is built (or
     found built) on its own, so growing one does not rebuild the other. The combined tables are what
     cross-world runs train and evaluate on, and what benchmark configs point at.
     """
@@ -44,7 +50,7 @@ def worlds(out_dir: str | Path, seed: int = 0, workers: int | None = None, **eng
 
     out = Path(out_dir)
     parts = []
-    for name, opts in sorted(engines.items()):
+    for name, opts in sorted(engines.items(), key=lambda item: MERGE_ORDER.get(item[0], item[0])):
         opts = dict(opts)
         root = build_world(out / name, num_scenes=opts.pop("num_scenes"), seed=seed, workers=workers, **opts)
         m = Manifest.load(root)
@@ -87,8 +93,10 @@ def mix(components: dict, root: str | Path | None = None, leakage: dict | None =
             loaded.append(c)
             continue
         if not (Path(c) / "videos.jsonl").is_file():
-            raise FileNotFoundError(f"mix component {name!r}: no manifest at {c}; write it with "
-                                    f"`phyprobe data prepare NAME --root DOWNLOAD_DIR --out {c}` or set it to null")
+            raise FileNotFoundError(
+                f"mix component {name!r}: no manifest at {c}; write it with "
+                f"`phyprobe data prepare NAME --root DOWNLOAD_DIR --out {c}` or set it to null"
+            )
         loaded.append(Manifest.load(c, check_files=True))
     if not loaded:
         raise ValueError("mix: every component is switched off")
@@ -96,6 +104,11 @@ def mix(components: dict, root: str | Path | None = None, leakage: dict | None =
     if leakage:
         from .datasets.leakage import check_leakage
 
-        check_leakage(merged.split(*leakage.get("splits", ["train", "val"])), leakage.get("benchmarks", []),
-                      allow=leakage.get("allow") or (), cache_dir=leakage.get("cache_dir"), root=leakage.get("root"))
+        check_leakage(
+            merged.split(*leakage.get("splits", ["train", "val"])),
+            leakage.get("benchmarks", []),
+            allow=leakage.get("allow") or (),
+            cache_dir=leakage.get("cache_dir"),
+            root=leakage.get("root"),
+        )
     return merged

@@ -29,29 +29,30 @@ from phyprobe.world.degrade import DEGRADATIONS, degrade
 from phyprobe.world.engine import Engine
 from phyprobe.world.pairs import SceneGroup, make_pairs
 from phyprobe.world.real import MAX_JUMP_FRACTION, PERTURBATIONS, SOURCES, is_brief, load_source, perturb
-from phyprobe.world.scene import scene_rng
+from phyprobe.world.seeds import scene_rng
 from phyprobe.world.splits import DEFAULT_FRACTIONS, assign_splits
 
 BUILD_FILE = "build.json"
 PENDING_FILE = "build.pending.json"  # the settings of a build under way: its clips may be resumed
 BUILD_VERSION = 1
-ENGINES = {  # engine name -> module exposing ENGINE
-    "2d": "phyprobe.world.planar",
-    "3d": "phyprobe.world.bullet",
+ENGINES = {  # engine name -> its subpackage of phyprobe.world, exposing ENGINE
+    "planar": "phyprobe.world.planar",
+    "world3d": "phyprobe.world.world3d",
     "marbles": "phyprobe.world.marbles",
     "rigs": "phyprobe.world.rigs",
 }
+RENAMED = {"2d": "planar", "3d": "world3d"}  # deprecated engine names, still accepted (with a warning)
 
 log = logging.getLogger(__name__)
 
 
 def fingerprint_files(engine: str) -> list[Path]:
-    """The sources that decide a clip's bytes for ``engine``'s builds: the world package's own modules (the
-    shared build, the planar engine, the footage perturbations), the engine's subpackage if it has one, and
-    the video writer. Other engines' subpackages are left out, so editing or adding an engine does not redraw
-    the other worlds' builds."""
+    """The sources that decide a clip's bytes for ``engine``'s builds: the modules at the world package's root
+    (the shared machinery: the build, the engine interface, the seeds, the degradations, the footage
+    perturbations...), the engine's own subpackage, and the video writer. Other engines' subpackages are left
+    out, so editing or adding an engine does not redraw the other worlds' builds."""
     world = Path(__file__).resolve().parent
-    own = ENGINES[engine].removeprefix("phyprobe.world.")  # "planar" (a module here), "bullet", "marbles", "rigs"
+    own = ENGINES[engine_name(engine)].removeprefix("phyprobe.world.")  # "planar", "world3d", "marbles", "rigs"
     files = [f for f in world.rglob("*.py") if f.parent == world or f.relative_to(world).parts[0] == own]
     return sorted(files) + [world.parent / "io" / "video.py"]
 
@@ -77,20 +78,28 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def get_engine(name: str) -> Engine:
-    """The physics engine registered as ``name`` (imported on first use: pybullet only loads for 3D)."""
+def engine_name(name: str) -> str:
+    """``name`` as :data:`ENGINES` knows it: a deprecated name (:data:`RENAMED`) is mapped, with a warning."""
+    if name in RENAMED:
+        log.warning("world engine %r is deprecated: use %r", name, RENAMED[name])
+        return RENAMED[name]
     if name not in ENGINES:
         raise ValueError(f"unknown world engine {name!r}; known: {sorted(ENGINES)}")
+    return name
+
+
+def get_engine(name: str) -> Engine:
+    """The physics engine registered as ``name`` (imported on first use: pybullet only loads for world3d)."""
     import importlib
 
-    return importlib.import_module(ENGINES[name]).ENGINE
+    return importlib.import_module(ENGINES[engine_name(name)]).ENGINE
 
 
 @dataclass(frozen=True)
 class WorldOptions:
     """Sizes default to a CPU demo: 5 clips of 32 frames per scene, a few dozen real segments."""
 
-    engine: str = "2d"  # 2d: planar pymunk world | 3d: pybullet world (see ENGINES)
+    engine: str = "planar"  # planar: the 2D pymunk world | world3d: the 3D pybullet world | marbles | rigs
     num_violated: int = 3
     num_quality: int = 1
     num_frames: int = 32
@@ -103,6 +112,7 @@ class WorldOptions:
     preset: str = "veryfast"
 
     def __post_init__(self):
+        object.__setattr__(self, "engine", engine_name(self.engine))  # a build records the engine's one name
         object.__setattr__(self, "heldout_families", tuple(self.heldout_families))
         families = get_engine(self.engine).families
         unknown = set(self.heldout_families) - set(families)
@@ -486,9 +496,11 @@ def add_cli(sub) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
         "--engine",
-        choices=sorted(ENGINES),
+        choices=sorted(ENGINES) + sorted(RENAMED),
+        metavar="{" + ",".join(sorted(ENGINES)) + "}",
         default=d.engine,
-        help="2d: planar pymunk world; 3d: pybullet world with moving cameras, lights and textures",
+        help="planar: the 2D pymunk world; world3d: the 3D pybullet world with moving cameras, lights and "
+        "textures; marbles, rigs: the numpy-simulated worlds (2d and 3d: deprecated names of planar and world3d)",
     )
     p.add_argument(
         "--workers", type=int, default=None, help="processes (default: all cores); output does not depend on it"

@@ -2,9 +2,9 @@
 
 ``build`` owns everything the worlds share (severity strata, twins, quality degradations, pairs,
 splits, the resumable parallel build and the manifest); an engine only knows how to make a scene
-from a seed, break it with a violation of a given family and severity, and draw frames. The planar
-engine (pymunk + OpenCV), the 3D engine (pybullet + TinyRenderer) and the marbles and rigs engines
-(the project's own numpy simulators and rasterisers) implement it.
+from a seed, break it with a violation of a given family and severity, and draw frames. Each world's
+subpackage implements it as ``ENGINE``: ``planar`` (pymunk + OpenCV), ``world3d`` (pybullet + TinyRenderer),
+and ``marbles`` and ``rigs`` (the project's own numpy simulators and rasterisers).
 """
 
 from __future__ import annotations

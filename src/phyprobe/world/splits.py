@@ -1,7 +1,8 @@
 """Which split each scene belongs to. Whole scenes move together, so no scene leaks across splits.
 
 ``heldout_family`` scenes carry only the held-out violation families (never seen elsewhere);
-``heldout_style`` scenes are drawn in a style no other split uses (see ``scene.HELDOUT_BACKGROUND``).
+``heldout_style`` scenes are drawn in a style no other split uses (each world's own, e.g.
+``planar.scene.HELDOUT_BACKGROUND``).
 """
 
 from __future__ import annotations

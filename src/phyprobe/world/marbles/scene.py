@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from phyprobe.world.scene import scene_rng
+from phyprobe.world.seeds import scene_rng
 from phyprobe.world.simulated import Look
 
 GRAVITY = 9.81

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ellipk, ellipkinc
 
-from phyprobe.world.scene import scene_rng
+from phyprobe.world.seeds import scene_rng
 from phyprobe.world.simulated import Look
 
 GRAVITY = 9.81

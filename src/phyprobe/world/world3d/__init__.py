@@ -5,8 +5,8 @@ meshes, ``simulate`` runs pybullet, ``violations`` breaks a plausible run, ``ren
 and ``engine`` puts them behind ``phyprobe.world.engine.Engine`` as ``ENGINE``.
 """
 
-from phyprobe.world.bullet.engine import BulletEngine, BulletScene
+from phyprobe.world.world3d.engine import World3DEngine, World3DScene
 
-ENGINE = BulletEngine()
+ENGINE = World3DEngine()
 
-__all__ = ["ENGINE", "BulletEngine", "BulletScene"]
+__all__ = ["ENGINE", "World3DEngine", "World3DScene"]

@@ -10,10 +10,10 @@ from functools import cached_property
 
 import numpy as np
 
-from phyprobe.world.render import Renderer, Track
-from phyprobe.world.scene import Scene, sample_scene
-from phyprobe.world.simulate import Trajectory, simulate
-from phyprobe.world.violations import FAMILIES, Plan, apply_violation, plan_violation
+from phyprobe.world.planar.render import Renderer, Track
+from phyprobe.world.planar.scene import Scene, sample_scene
+from phyprobe.world.planar.simulate import Trajectory, simulate
+from phyprobe.world.planar.violations import FAMILIES, Plan, apply_violation, plan_violation
 
 
 class PlanarScene:
@@ -69,6 +69,3 @@ class PlanarEngine:
 
     def scene(self, seed: int, index: int, num_frames: int, heldout_style: bool) -> PlanarScene:
         return PlanarScene(sample_scene(seed, index, num_frames, heldout_style=heldout_style))
-
-
-ENGINE = PlanarEngine()

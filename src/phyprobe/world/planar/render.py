@@ -16,8 +16,9 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from phyprobe.world.scene import FLOOR_BAND, VIEW_HEIGHT, WALL_MARGIN, Scene, scene_rng
-from phyprobe.world.simulate import RAMP_RADIUS, Trajectory
+from phyprobe.world.planar.scene import FLOOR_BAND, VIEW_HEIGHT, WALL_MARGIN, Scene
+from phyprobe.world.planar.simulate import RAMP_RADIUS, Trajectory
+from phyprobe.world.seeds import scene_rng
 
 SHIFT = 4  # cv2 sub-pixel bits: positions are drawn to 1/16 px so slow motion stays smooth
 ONE = 1 << SHIFT

@@ -13,8 +13,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from phyprobe.world.bullet.render import Renderer, Track, render_size, restyle
-from phyprobe.world.bullet.scene import (
+from phyprobe.world.world3d.render import Renderer, Track, render_size, restyle
+from phyprobe.world.world3d.scene import (
     CAMERAS,
     FLOORS,
     LIGHTINGS,
@@ -24,14 +24,14 @@ from phyprobe.world.bullet.scene import (
     sample_light,
     sample_scene,
 )
-from phyprobe.world.bullet.simulate import Trajectory, World
-from phyprobe.world.bullet.violations import FAMILIES, Context, Plan, apply_violation, plan_violation
+from phyprobe.world.world3d.simulate import Trajectory, World
+from phyprobe.world.world3d.violations import FAMILIES, Context, Plan, apply_violation, plan_violation
 
 NUISANCES = ("camera", "lighting", "texture")
 NUM_NUISANCE = 2  # the first always moves the camera; the second relights or re-textures
 
 
-class BulletScene:
+class World3DScene:
     """One 3D scene behind the ``EngineScene`` interface."""
 
     def __init__(self, scene: Scene):
@@ -71,7 +71,7 @@ class BulletScene:
     def metadata(self) -> dict:
         sc, st = self.scene, self.scene.style
         return {
-            "engine": "bullet",
+            "engine": "world3d",
             "style": st.name,
             "floor": st.floor,
             "wall": st.wall,
@@ -150,7 +150,7 @@ class BulletScene:
         }
 
 
-class BulletEngine:
+class World3DEngine:
     """pybullet rigid bodies drawn by TinyRenderer: the second world, sharing nothing visual with the
     planar one."""
 
@@ -158,5 +158,5 @@ class BulletEngine:
     families = FAMILIES
     num_nuisance = NUM_NUISANCE
 
-    def scene(self, seed: int, index: int, num_frames: int, heldout_style: bool) -> BulletScene:
-        return BulletScene(sample_scene(seed, index, num_frames, heldout_style))
+    def scene(self, seed: int, index: int, num_frames: int, heldout_style: bool) -> World3DScene:
+        return World3DScene(sample_scene(seed, index, num_frames, heldout_style))

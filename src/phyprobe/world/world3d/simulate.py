@@ -18,8 +18,8 @@ import pybullet as p
 import pybullet_data
 from scipy.spatial.transform import Rotation
 
-from phyprobe.world.bullet.meshes import primitive_mesh, quad_mesh
-from phyprobe.world.bullet.scene import GRAVITY, TEXTURE_FILES, BodySpec, Scene, Style
+from phyprobe.world.world3d.meshes import primitive_mesh, quad_mesh
+from phyprobe.world.world3d.scene import GRAVITY, TEXTURE_FILES, BodySpec, Scene, Style
 
 DATA = pybullet_data.getDataPath()
 FLOOR_HALF = 4.0  # of the floor's collision box

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial.transform import Rotation
 
+from phyprobe.world.seeds import scene_rng
+
 GRAVITY = 9.81  # m/s^2
 PHYSICS_HZ = 240  # substeps per second
 
@@ -137,11 +139,6 @@ class Scene:
 
     def role(self, role: str) -> list[int]:
         return [i for i, b in enumerate(self.bodies) if b.role == role]
-
-
-def scene_rng(seed: int, index: int, stream: int = 0) -> np.random.Generator:
-    """Independent generator per (seed, scene, purpose): scenes never depend on their neighbours."""
-    return np.random.default_rng(np.random.SeedSequence([int(seed), int(index), int(stream)]))
 
 
 def quat_z(angle: float) -> tuple[float, float, float, float]:

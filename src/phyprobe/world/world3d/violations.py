@@ -19,10 +19,10 @@ import numpy as np
 import pybullet as p
 from scipy.spatial.transform import Rotation
 
-from phyprobe.world.bullet.render import Renderer, Track
-from phyprobe.world.bullet.scene import GRAVITY, Scene
-from phyprobe.world.bullet.simulate import Trajectory, World
 from phyprobe.world.engine import ViolationPlan
+from phyprobe.world.world3d.render import Renderer, Track
+from phyprobe.world.world3d.scene import GRAVITY, Scene
+from phyprobe.world.world3d.simulate import Trajectory, World
 
 FAMILIES: dict[str, tuple[str, ...]] = {
     "gravity": ("hover", "rising", "wrong_g"),

@@ -17,8 +17,8 @@ import cv2
 import numpy as np
 import pybullet as p
 
-from phyprobe.world.bullet.scene import Camera, Light, Style
-from phyprobe.world.bullet.simulate import DATA, Trajectory, World
+from phyprobe.world.world3d.scene import Camera, Light, Style
+from phyprobe.world.world3d.simulate import DATA, Trajectory, World
 
 PARK = np.array([0.0, 0.0, -50.0])  # where hidden items wait, far below the floor
 NEAR, FAR = 0.05, 12.0

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from phyprobe.world.seeds import scene_rng
+
 VIEW_HEIGHT = 300.0  # world units (cm) from the bottom of the frame to the top
 FLOOR_BAND = 0.1  # fraction of the view height below the floor's surface
 GRAVITY = 981.0  # cm/s^2
@@ -88,11 +90,6 @@ class Scene:
     @property
     def pixels_per_unit(self) -> float:
         return self.style.height / VIEW_HEIGHT
-
-
-def scene_rng(seed: int, index: int, stream: int = 0) -> np.random.Generator:
-    """Independent generator per (seed, scene, purpose): scenes never depend on their neighbours."""
-    return np.random.default_rng(np.random.SeedSequence([int(seed), int(index), int(stream)]))
 
 
 def _colour(rng: np.random.Generator, lo: int = 30, hi: int = 235) -> tuple[int, int, int]:

@@ -12,7 +12,7 @@ from typing import Protocol
 import numpy as np
 import pymunk
 
-from phyprobe.world.scene import GRAVITY, VIEW_HEIGHT, Scene
+from phyprobe.world.planar.scene import GRAVITY, VIEW_HEIGHT, Scene
 
 FLOOR_RADIUS = 20.0
 WALL_RADIUS = 20.0

@@ -20,9 +20,9 @@ import numpy as np
 import pymunk
 
 from phyprobe.world.engine import ViolationPlan
-from phyprobe.world.render import Track, camera_path
-from phyprobe.world.scene import GRAVITY, VIEW_HEIGHT, Scene, lowest_point
-from phyprobe.world.simulate import Trajectory, simulate
+from phyprobe.world.planar.render import Track, camera_path
+from phyprobe.world.planar.scene import GRAVITY, VIEW_HEIGHT, Scene, lowest_point
+from phyprobe.world.planar.simulate import Trajectory, simulate
 
 FAMILIES: dict[str, tuple[str, ...]] = {
     "gravity": ("hover", "rising", "wrong_g"),
