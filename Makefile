@@ -31,9 +31,13 @@ test: install
 	$(PY) -m ruff check . && $(PY) -m ruff format --check .
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
+# The quick engineering benchmarks; each replaces its rows of results/benchmarks.csv.
 bench: install
-	$(PY) bench/bench_world.py
-	$(PY) bench/bench_extract.py --quick
+	$(PY) bench/bench_cli.py --record
+	$(PY) bench/bench_eval.py --record
+	$(PY) bench/bench_head.py --quick --record
+	$(PY) bench/bench_world.py --record
+	$(PY) bench/bench_extract.py --quick --record
 
 # Resolve the dependencies afresh in a scratch venv and pin what it got; figures measured before may move.
 lock:

@@ -5,8 +5,11 @@ A user's mistake ends in one line naming the file and the reason (``PHYPROBE_DEB
 import hydra
 from omegaconf import DictConfig
 
+from phyprobe.config_files import register_resolvers
 from phyprobe.errors import report_user_errors
 from phyprobe.training.pipeline import train
+
+register_resolvers()  # the sweep folders' names (configs/train.yaml, hydra.sweep.subdir)
 
 
 @hydra.main(version_base="1.3", config_path="configs", config_name="train")

@@ -1,4 +1,4 @@
-"""The project's bad-input figures: every case of the generated corpus (tests/bad_input_corpus.py)
+"""The project's bad-input figures: every case of the generated corpus (phyprobe.testing.bad_inputs)
 through every command that takes it, counted as
 
 - clean: used correctly (a score in [0, 1], cached, evaluated), or refused with exit code != 0 and
@@ -23,22 +23,18 @@ import json
 import logging
 import re
 import shutil
-import sys
 import tempfile
 import traceback
 from collections import Counter
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
+import torch
 
-import torch  # noqa: E402
-from bad_input_corpus import Case, csv_cases, manifest_cases, video_cases  # noqa: E402
-from conftest import write_toy_manifest  # noqa: E402
-
-from phyprobe.cli import main as cli_main  # noqa: E402
-from phyprobe.data.manifest import write_jsonl  # noqa: E402
-from phyprobe.errors import report_user_errors  # noqa: E402
+from phyprobe.cli import main as cli_main
+from phyprobe.data.manifest import write_jsonl
+from phyprobe.errors import report_user_errors
+from phyprobe.testing.bad_inputs import Case, csv_cases, manifest_cases, video_cases
+from phyprobe.testing.videos import write_toy_manifest
 
 ERROR = "phyprobe: error: "
 
@@ -143,8 +139,7 @@ def manifest_case(root: Path, case: Case, command: str) -> str:
             lambda: cli_main(["extract", str(case.path), "--image-size", "32", "--cache", str(root / "cache")])
         )
     else:
-        from train_helpers import TOY, compose_train
-
+        from phyprobe.testing.configs import TOY, compose_train
         from phyprobe.training.pipeline import train
 
         cfg = compose_train(
@@ -153,6 +148,7 @@ def manifest_case(root: Path, case: Case, command: str) -> str:
                 *TOY,
                 "data=manifest",
                 f"data.source.path={case.path}",
+                "backbone=efficientnet_lite0",  # as tests/test_bad_inputs.py: the default backbone has no weights
                 "backbone.weights=null",
                 f"paths.cache_dir={root / 'cache'}",
             ],
@@ -168,11 +164,10 @@ def _reporting(fn, *args):
 
 
 def csv_case(root: Path, case: Case, manifest: Path) -> str:
-    from test_eval_job import eval_cfg
-
     from phyprobe.eval.run import run_eval
+    from phyprobe.testing.configs import compose_eval
 
-    cfg = eval_cfg(
+    cfg = compose_eval(
         root / "eval",
         [
             "benchmark=world_test",

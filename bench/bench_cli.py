@@ -39,6 +39,7 @@ def seconds(cmd: list[str]) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--record", action="store_true", help="write the figures to results/benchmarks.csv")
     args = ap.parse_args()
     times: dict[str, list[float]] = {name: [] for name in COMMANDS}
     for _ in range(args.runs):  # interleaved, so a slow moment of the machine touches every command
@@ -49,6 +50,14 @@ def main() -> None:
     for name, ts in times.items():
         med = statistics.median(ts)
         print(f"{name:55s} {med:9.3f} {max(ts):7.3f} {med / base:14.1f}")
+    if args.record:
+        from phyprobe.eval.bench_record import record_benchmark
+
+        record_benchmark(
+            "cli",
+            {f"{name}: median": (statistics.median(ts), "s") for name, ts in times.items()}
+            | {f"{name}: x interpreter": (statistics.median(ts) / base, "ratio") for name, ts in times.items()},
+        )
 
 
 if __name__ == "__main__":

@@ -50,6 +50,7 @@ def main() -> None:
     ap.add_argument("--videos", type=int, default=225)
     ap.add_argument("--n-boot", type=int, default=1000)
     ap.add_argument("--run", type=Path, default=None, help="a training run directory (with .hydra/ and scores.csv)")
+    ap.add_argument("--record", action="store_true", help="write the figures to results/benchmarks.csv")
     args = ap.parse_args()
     rng = np.random.default_rng(0)
     y = rng.random(args.videos) < 0.6
@@ -88,6 +89,13 @@ def main() -> None:
     if args.run is not None:
         out["run_evaluation_seconds"] = round(run_evaluation(args.run, args.n_boot), 1)
     print(json.dumps(out, indent=1))
+    if args.record:
+        from phyprobe.eval.bench_record import record_benchmark
+
+        units = {"videos": "count", "n_boot": "count"}
+        record_benchmark(
+            "eval", {k: (v, units.get(k, "ratio" if k.startswith("speedup") else "s")) for k, v in out.items()}
+        )
 
 
 if __name__ == "__main__":

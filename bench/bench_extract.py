@@ -127,6 +127,7 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "phyprobe-bench-videos")
     ap.add_argument("--quick", action="store_true", help="16 videos")
     ap.add_argument("--sweep", action="store_true", help="also try workers 0..2 x encoder threads")
+    ap.add_argument("--record", action="store_true", help="write the figures to results/benchmarks.csv")
     args = ap.parse_args()
     logging.getLogger("lightning").setLevel(logging.ERROR)
     n = 16 if args.quick else args.videos
@@ -148,6 +149,7 @@ def main() -> None:
     configs = [(args.workers, None)]
     if args.sweep:
         configs += [(w, t) for w in (0, 1, 2) for t in range(1, cores + 1) if (w, t) != (args.workers, None)]
+    figures = {"pure forward, best thread count": (pure, "frames/s")}
     for workers, threads in configs:
         fps = extract_fps(enc, manifest, clip, args.batch_size, workers, threads)
         used = threads or default_encoder_threads(workers)
@@ -155,6 +157,11 @@ def main() -> None:
             f"extraction workers={workers} encoder threads={used}{' (default)' if threads is None else ''}: "
             f"{fps:8.1f} frames/s  ratio {fps / pure:.3f}"
         )
+        figures[f"extraction workers={workers} threads={used} / pure forward"] = (fps / pure, "ratio")
+    if args.record:
+        from phyprobe.eval.bench_record import record_benchmark
+
+        record_benchmark("extract_efficientnet_lite0", figures)
 
 
 if __name__ == "__main__":

@@ -44,6 +44,7 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=256)
     ap.add_argument("--root", type=Path, default=Path(tempfile.gettempdir()) / "phyprobe-bench-cache")
     ap.add_argument("--quick", action="store_true", help="1,000 videos, 1 epoch")
+    ap.add_argument("--record", action="store_true", help="write the figures to results/benchmarks.csv")
     args = ap.parse_args()
     n, epochs = (1000, 1) if args.quick else (args.videos, args.epochs)
     cache = synthetic_cache(args.root, n)
@@ -54,14 +55,24 @@ def main() -> None:
         f"{torch.get_num_threads()} torch threads"
     )
     print(f"head: {per_pair / 1e6:.1f} MFLOP per training pair; plain fp32 matmul here: {peak / 1e9:.1f} GFLOP/s")
+    figures = {}
     for streaming in (False, True):
         r = train_head(cache, n, streaming, epochs, args.batch_size)
         achieved = r["pairs_per_s"] * per_pair
+        mode = "streaming" if streaming else "in-memory"
+        figures |= {
+            f"{mode}: pairs/s": (r["pairs_per_s"], "1/s"),
+            f"{mode}: of plain matmul": (achieved / peak, "ratio"),
+        }
         print(
             f"{'streaming' if streaming else 'in-memory':9s}: {r['pairs_per_s']:8.0f} pairs/s  "
             f"{achieved / 1e9:6.2f} GFLOP/s = {achieved / peak:.2f} of matmul  "
             f"({r['seconds']:.1f} s for {r['num_pairs'] * epochs} pairs, incl. validation)"
         )
+    if args.record:
+        from phyprobe.eval.bench_record import record_benchmark
+
+        record_benchmark("head", figures)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Judge client throughput: N small real mp4s judged against a local scripted chat-completions server.
 
-The server (tests/judge_server.py, the one the tests use) runs in its own process so it does not share
+The server (phyprobe.testing.judge_server, the one the tests use) runs in its own process so it does not share
 the client's interpreter; it answers at once, so what is measured is the client: frame sampling, JPEG
 encoding, request building, HTTP, parsing, caching and the per-video records. A real judge takes
 seconds per call, so the client must finish far faster than that to never be the bottleneck.
@@ -16,17 +16,13 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))
-
 
 def _serve(port_q):
-    from judge_server import ScriptedServer
+    from phyprobe.testing.judge_server import ScriptedServer
 
     srv = ScriptedServer()
     port_q.put(srv.httpd.server_address[1])
@@ -41,10 +37,9 @@ def main() -> None:
     ap.add_argument("--frames", type=int, default=2)
     args = ap.parse_args()
 
-    from judge_fixtures import case_manifest
-
     from phyprobe.data.manifest import Manifest
     from phyprobe.judges.run import run_judge
+    from phyprobe.testing.judge_cases import case_manifest
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

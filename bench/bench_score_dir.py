@@ -15,7 +15,6 @@ import argparse
 import logging
 import os
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -80,8 +79,7 @@ def main() -> None:
     logging.getLogger("lightning.pytorch").setLevel(logging.ERROR)
     scorer_dir = args.scorer
     if scorer_dir is None:
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-        from scorer_fixtures import make_scorer
+        from phyprobe.testing.scorers import make_scorer
 
         scorer_dir = make_scorer(
             args.data / f"scorer{args.image_size}x{args.frames}",

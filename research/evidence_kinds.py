@@ -24,7 +24,7 @@ the head scales each kind):
     python research/evidence_kinds.py outputs/demo --manifest data/worlds-s1-n200-200 --split train val test \
         --by family --beside .cache/dynamics/efficientnet_lite0 --beside-part over --beside-weight 0.5 1 2
 
-``--objects BUILD`` does the same with ``object_rules.py``'s count of tracked bodies that end or start where nothing
+``--objects BUILD`` does the same with ``phyprobe.baselines.object_rules``' count of tracked bodies that end or start where nothing
 explains it (a rule of rigid-body physics, no model), scaled by its spread over BUILD's plausible training clips:
 
     python research/evidence_kinds.py outputs/demo --benchmarks marbles --by family --objects data/worlds-s0-n300-200 \
@@ -79,9 +79,9 @@ import numpy as np
 import pandas as pd
 import torch
 from dynamics_surprise import step_errors
-from object_rules import unexplained_end_counts
 
 from phyprobe.baselines.motion import motion_scores
+from phyprobe.baselines.object_rules import unexplained_end_counts
 from phyprobe.data.manifest import Manifest
 from phyprobe.encoders import FrozenEncoder, from_config
 from phyprobe.encoders.dynamics import DynamicsEncoder, load_checkpoint, plausible_mask
@@ -381,7 +381,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     added.add_argument(
         "--objects",
-        help="a build whose plausible train clips scale object_rules.py's count of bodies that "
+        help="a build whose plausible train clips scale phyprobe.baselines.object_rules' count of bodies that "
         "end or start unexplained: rank that count alone and add it to the score, as --beside does",
     )
     added.add_argument(

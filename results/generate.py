@@ -2,7 +2,8 @@
 
     python research/judge_design.py --out outputs/judge-paper --world-builds ... --footage-builds ...   # the default
     python train.py -m experiment=no_rank,no_mag,no_cal,pooling_max,pooling_mean seed=0,1,2 ... hydra.sweep.dir=outputs/ablations
-    python results/generate.py            # -> results/default.csv, default_over_seeds.csv, ablations.csv; README table
+    python train.py -m experiment=sweep_lambda seed=0,1,2 ... hydra.sweep.dir=outputs/ablations-lambda
+    python results/generate.py   # -> results/default.csv, default_over_seeds.csv, ablations.csv, lambda_sweep.csv; README
 
 The commands with every option are in docs/studies/paper-pipeline-default.md and docs/studies/ablations-paper-pipeline.md.
 Each run's design comes from where it lies: ``--paper`` (a judge_design output: default/, cross/, unseen_world/,
@@ -54,37 +55,42 @@ def evidence_runs(dirs: list[Path]) -> dict[tuple[str, str], list[Path]]:
     }
 
 
+def figure_rows(run: Path, **columns) -> list[dict]:
+    """One row per figure of :data:`ABLATION_FIGURES` that ``run`` reports, with its seed and ``columns``."""
+    m = json.loads((run / "metrics.json").read_text())
+    seed = json.loads((run / "run_info.json").read_text())["seed"]
+    rows = []
+    for key, label in ABLATION_FIGURES.items():
+        bench, protocol, rest = key.split(".", 2)  # figure names hold dots of their own (severity_ge_0.5)
+        node = m["benchmarks"].get(bench, {}).get(protocol, {})
+        for part in [rest] if rest in node else rest.split("."):
+            node = node.get(part, {}) if isinstance(node, dict) else {}
+        value = (
+            node.get("value")
+            if isinstance(node, dict) and "value" in node
+            else (node if isinstance(node, float) else None)
+        )
+        if value is not None:
+            leaf = node if isinstance(node, dict) else {}
+            rows.append(
+                {
+                    **columns,
+                    "seed": seed,
+                    "figure": label,
+                    "value": value,
+                    "low": leaf.get("low"),
+                    "high": leaf.get("high"),
+                }
+            )
+    return rows
+
+
 def ablation_table(sweep: Path, full: list[Path]) -> pd.DataFrame:
     """One row per (arm, seed, figure): the sweep's arms and the default's seeds as ``full``."""
     runs = sorted(p.parent for p in sweep.rglob("metrics.json"))
     named = [(re.sub(r"(^|,)seed=\d+", "", n).strip(",") or "full", r) for n, r in zip(run_names(runs), runs)]
     named = [(n.removeprefix("experiment="), r) for n, r in named] + [("full", r) for r in full]
-    rows = []
-    for arm, run in named:
-        m = json.loads((run / "metrics.json").read_text())
-        seed = json.loads((run / "run_info.json").read_text())["seed"]
-        for key, label in ABLATION_FIGURES.items():
-            bench, protocol, rest = key.split(".", 2)  # figure names hold dots of their own (severity_ge_0.5)
-            node = m["benchmarks"].get(bench, {}).get(protocol, {})
-            for part in [rest] if rest in node else rest.split("."):
-                node = node.get(part, {}) if isinstance(node, dict) else {}
-            value = (
-                node.get("value")
-                if isinstance(node, dict) and "value" in node
-                else (node if isinstance(node, float) else None)
-            )
-            if value is not None:
-                rows.append(
-                    {
-                        "arm": arm,
-                        "seed": seed,
-                        "figure": label,
-                        "value": value,
-                        "low": node.get("low") if isinstance(node, dict) else None,
-                        "high": node.get("high") if isinstance(node, dict) else None,
-                    }
-                )
-    return pd.DataFrame(rows)
+    return pd.DataFrame([row for arm, run in named for row in figure_rows(run, arm=arm)])
 
 
 ARMS = ["full", "no_rank", "no_mag", "no_cal", "pooling_max", "pooling_mean"]
@@ -102,6 +108,43 @@ def ablation_markdown(table: pd.DataFrame) -> str:
     for figure in dict.fromkeys(table["figure"]):
         lines.append(f"| {figure} | " + " | ".join(cells.get((figure, a), "—") for a in arms) + " |")
     return "\n".join(lines)
+
+
+LAMBDA_FIGURES = [
+    "2D same-scene acc. (sev >= 0.5)",
+    "3D same-scene acc. (sev >= 0.5)",
+    "2D share of raw scores outside [0, 1]",
+    "2D real–real median gap",
+]
+
+
+def lambda_table(sweep: Path) -> pd.DataFrame:
+    """One row per (λ_mag, λ_cal, seed, figure) of a λ sweep (``experiment=sweep_lambda``), the λs read from each
+    run's recorded config."""
+    rows = []
+    for run in sorted(p.parent for p in sweep.rglob("metrics.json")):
+        loss = json.loads((run / "run_info.json").read_text())["config"]["loss"]
+        rows += figure_rows(run, lambda_mag=loss["lambda_mag"], lambda_cal=loss["lambda_cal"])
+    return pd.DataFrame(rows)
+
+
+def lambda_markdown(table: pd.DataFrame) -> str:
+    """Per figure, a λ_mag x λ_cal grid of mean ± sd over seeds."""
+    out = []
+    for figure in LAMBDA_FIGURES:
+        t = table[table["figure"] == figure]
+        cals = sorted(t["lambda_cal"].unique())
+        out += [
+            f"**{figure}** (seeds 0–2, mean ± sd)",
+            "",
+            "| λ_mag \\ λ_cal | " + " | ".join(f"{c:g}" for c in cals) + " |",
+        ]
+        out.append("|---|" + "---|" * len(cals))
+        for mag, row in t.groupby("lambda_mag"):
+            cells = {c: f"{d['value'].mean():.3f} ± {d['value'].std(ddof=1):.3f}" for c, d in row.groupby("lambda_cal")}
+            out.append(f"| {mag:g} | " + " | ".join(cells.get(c, "—") for c in cals) + " |")
+        out.append("")
+    return "\n".join(out)
 
 
 def detail_markdown(over: pd.DataFrame) -> str:
@@ -137,6 +180,7 @@ def main() -> None:
         default=[Path("outputs/prev-default"), *sorted(Path("outputs/evidence-head").glob("seed*"))],
     )
     ap.add_argument("--ablations", type=Path, default=Path("outputs/ablations"))
+    ap.add_argument("--lambda-sweep", type=Path, default=Path("outputs/ablations-lambda"))
     args = ap.parse_args()
     runs = {**paper_runs(args.paper), **evidence_runs(args.evidence_head)}
     long = collect(runs)
@@ -147,6 +191,10 @@ def main() -> None:
         ablations = ablation_table(args.ablations, runs[("paper", "default")])
         ablations.to_csv(HERE / "ablations.csv", index=False, float_format="%.6g")
         print(ablation_markdown(ablations), end="\n\n")
+    if args.lambda_sweep.is_dir():
+        lambdas = lambda_table(args.lambda_sweep)
+        lambdas.to_csv(HERE / "lambda_sweep.csv", index=False, float_format="%.6g")
+        print(lambda_markdown(lambdas), end="\n\n")
     print(detail_markdown(over), end="\n\n")
     print(write_readme_table(over))
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from conftest import moving_square
 
 from phyprobe.io.video import write_video
+from phyprobe.testing.videos import moving_square
 
 FRAMES, SIZE = 8, (32, 48)
 

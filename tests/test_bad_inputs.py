@@ -1,4 +1,4 @@
-"""The bad-input corpus (tests/bad_input_corpus.py) through every command.
+"""The bad-input corpus (phyprobe.testing.bad_inputs) through every command.
 
 Each input ends used correctly or with one line ``phyprobe: error: <file>: <reason>``, a non-zero
 exit where anything failed, the other inputs still handled, and no traceback unless asked for.
@@ -20,11 +20,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from bad_input_corpus import csv_cases, manifest_cases, video_cases, video_manifest
 
 from phyprobe.cli import main as cli_main
 from phyprobe.errors import report_user_errors
 from phyprobe.io.video import ClipSpec, VideoDecodeError, decode_clip
+from phyprobe.testing.bad_inputs import csv_cases, manifest_cases, video_cases, video_manifest
 
 REPO = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": f"{REPO / 'src'}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
@@ -77,7 +77,7 @@ def test_rotated_videos_come_out_upright(corpus):
 
 def test_decoding_a_large_frame_converts_it_small(tmp_path):
     """With the encoder's box given, a 640x480 clip comes out reduced to twice the box, not at full size."""
-    from bad_input_corpus import write_raw_mp4
+    from phyprobe.testing.bad_inputs import write_raw_mp4
 
     p = write_raw_mp4(tmp_path / "big.mp4", np.full((4, 480, 640, 3), 100, np.uint8))
     assert decode_clip(p, ClipSpec(2)).frames.shape == (2, 480, 640, 3)
@@ -191,8 +191,7 @@ def test_every_bad_manifest_through_extract(bad_manifests, tmp_path, capsys):
 
 
 def test_every_bad_manifest_through_train(bad_manifests, tmp_path, capsys):
-    from train_helpers import TOY, compose_train
-
+    from phyprobe.testing.configs import TOY, compose_train
     from phyprobe.training.pipeline import train
 
     for c in bad_manifests:
@@ -215,14 +214,13 @@ def test_every_bad_manifest_through_train(bad_manifests, tmp_path, capsys):
 
 
 def test_every_bad_csv_through_eval(toy_manifest, tmp_path, capsys):
-    from test_eval_job import eval_cfg
-
     from phyprobe.data.manifest import Manifest
     from phyprobe.eval.run import run_eval
+    from phyprobe.testing.configs import compose_eval
 
     ids = list(Manifest.load(toy_manifest).split("test").videos["id"])
     for c in csv_cases(tmp_path / "csv", ids):
-        cfg = eval_cfg(
+        cfg = compose_eval(
             tmp_path / "out",
             [
                 "benchmark=world_test",

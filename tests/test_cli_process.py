@@ -9,11 +9,11 @@ import time
 
 import numpy as np
 import pytest
-from scorer_fixtures import make_scorer
 
 from phyprobe import __version__
 from phyprobe.cli import SUBCOMMANDS
 from phyprobe.io.video import write_video
+from phyprobe.testing.scorers import make_scorer
 
 CLI = [sys.executable, "-m", "phyprobe.cli"]
 NO_TORCH = (

@@ -8,12 +8,12 @@ import dataset_fixtures as F
 import numpy as np
 import pandas as pd
 import pytest
-from train_helpers import CONFIGS
 
 from phyprobe.cli import main as cli_main
 from phyprobe.data.datasets import ConversionError, available_datasets, prepare
 from phyprobe.data.magnitudes import MagnitudeMap
 from phyprobe.data.manifest import Manifest
+from phyprobe.testing.configs import CONFIGS
 
 
 def convert(name, raw, out, **kw):

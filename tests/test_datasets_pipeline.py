@@ -10,12 +10,12 @@ import pytest
 from hydra import compose, initialize_config_dir
 from hydra.errors import InstantiationException
 from omegaconf import OmegaConf, open_dict
-from train_helpers import CONFIGS, TOY, compose_train
 
 from phyprobe.data.datasets import prepare
 from phyprobe.data.datasets.leakage import LeakageError
 from phyprobe.data.sampling import sampling_weights
 from phyprobe.eval.run import run_eval
+from phyprobe.testing.configs import CONFIGS, TOY, compose_train
 from phyprobe.training.pipeline import train
 
 # benchmark config -> (converter, options) writing its manifest

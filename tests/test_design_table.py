@@ -8,8 +8,6 @@ import json
 
 import pandas as pd
 import pytest
-from test_eval_job import eval_cfg
-from train_helpers import CONFIGS
 
 from phyprobe.cli import main
 from phyprobe.data.manifest import Manifest
@@ -17,6 +15,7 @@ from phyprobe.errors import InvalidOption, MissingInput
 from phyprobe.eval.design_table import FIGURES, ROLES, Requirement, table
 from phyprobe.eval.protocols import load_benchmark
 from phyprobe.eval.run import run_eval
+from phyprobe.testing.configs import CONFIGS, compose_eval
 
 SEVERE = "same_scene_accuracy_severity_ge_0.5"
 
@@ -149,7 +148,7 @@ def test_real_eval_outputs_as_unseen_world_stand_ins(tiny_world, tmp_path, capsy
         f"paths.baseline_cache_dir={tmp_path / 'bcache'}",
         "report=false",
     ]
-    run_eval(eval_cfg(tmp_path / "motion", [*common, "baseline=motion"]))
+    run_eval(compose_eval(tmp_path / "motion", [*common, "baseline=motion"]))
     heuristic = pd.read_csv(tmp_path / "motion" / "scores.csv")
     scores = {
         "oracle": dict(zip(manifest.videos["id"], manifest.videos["magnitude"])),
@@ -158,7 +157,7 @@ def test_real_eval_outputs_as_unseen_world_stand_ins(tiny_world, tmp_path, capsy
     for name, s in scores.items():
         csv = tmp_path / f"{name}.csv"
         pd.DataFrame({"video": list(s), "score": list(s.values())}).to_csv(csv, index=False)
-        run_eval(eval_cfg(tmp_path / name, [*common, f"scores_csv={csv}"]))
+        run_eval(compose_eval(tmp_path / name, [*common, f"scores_csv={csv}"]))
     t = table({"unseen_world": [tmp_path / "oracle"]})
     acc = row(t, "unseen_world", SEVERE, "world_test")
     assert acc["mean"] == 1.0 and acc["build"] == str(tiny_world)
@@ -189,7 +188,7 @@ def test_real_eval_outputs_as_unseen_world_stand_ins(tiny_world, tmp_path, capsy
 def test_the_commands_that_judge_another_design_compose(overrides, tmp_path):
     """The runs research/judge_design.py makes for a GPU encoder compose: the encoder is the one asked for, and a
     cross-world run still trains on one world."""
-    from train_helpers import compose_train
+    from phyprobe.testing.configs import compose_train
 
     cfg = compose_train(tmp_path, overrides)
     assert cfg.backbone.name == overrides[-1].split("=")[1]

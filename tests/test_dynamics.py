@@ -12,18 +12,19 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from conftest import TINY_WORLDS, write_toy_manifest
+from conftest import TINY_WORLDS
 from hydra.errors import InstantiationException
 from hydra.utils import instantiate
 from omegaconf import OmegaConf, open_dict
 from safetensors.torch import load_file, save_file
-from train_helpers import CONFIGS, TOY, compose_train
 
 from phyprobe import Scorer
 from phyprobe.data.manifest import Manifest
 from phyprobe.encoders import WeightsNotFoundError, from_config
 from phyprobe.errors import InvalidOption
 from phyprobe.io.video import ClipSpec, decode_clip
+from phyprobe.testing.configs import CONFIGS, TOY, compose_train
+from phyprobe.testing.videos import write_toy_manifest
 from phyprobe.training.pipeline import head_groups, train
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -329,8 +330,8 @@ def test_cross_world_fit_sees_the_named_sources_only(tiny_worlds, tmp_path):
     with open_dict(cfg):
         cfg.data.source.update(
             {
-                "planar": {"engine": "2d", **TINY_WORLDS["planar"]},
-                "bullet": {"engine": "3d", **TINY_WORLDS["bullet"]},
+                "planar": TINY_WORLDS["planar"],
+                "world3d": TINY_WORLDS["world3d"],
                 "workers": 1,
             }
         )

@@ -6,8 +6,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from conftest import moving_square
-from train_helpers import TOY, compose_train
 
 from phyprobe import Scorer
 from phyprobe.encoders import from_config
@@ -24,6 +22,8 @@ from phyprobe.encoders.motion import (
     unexplained_pixels,
 )
 from phyprobe.io.video import ClipSpec, decode_clip, write_video
+from phyprobe.testing.configs import TOY, compose_train
+from phyprobe.testing.videos import moving_square
 from phyprobe.training.pipeline import train
 
 T = 6

@@ -5,18 +5,12 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
-from train_helpers import CONFIGS
 
 from phyprobe.data.manifest import Manifest
 from phyprobe.eval.protocols import load_benchmark
 from phyprobe.eval.run import run_eval
-
-
-def eval_cfg(tmp_path, overrides):
-    with initialize_config_dir(version_base="1.3", config_dir=str(CONFIGS)):
-        return compose("eval", overrides=[f"paths.output_dir={tmp_path}", "n_boot=200", *overrides])
+from phyprobe.testing.configs import CONFIGS, compose_eval
 
 
 def test_external_csv_matches_direct_evaluation(tiny_world, tmp_path):
@@ -28,7 +22,7 @@ def test_external_csv_matches_direct_evaluation(tiny_world, tmp_path):
     pd.DataFrame({"video": list(manifest.videos["path"]), "score": [-scores[v] for v in manifest.videos["id"]]}).to_csv(
         csv, index=False
     )
-    cfg = eval_cfg(
+    cfg = compose_eval(
         tmp_path / "out",
         [
             "benchmark=world_test",
@@ -47,7 +41,7 @@ def test_external_csv_matches_direct_evaluation(tiny_world, tmp_path):
 
 
 def test_motion_baseline_runs_through_eval(tiny_world, tmp_path):
-    cfg = eval_cfg(tmp_path, ["benchmark=world_test", f"benchmark.manifest={tiny_world}", "baseline=motion"])
+    cfg = compose_eval(tmp_path, ["benchmark=world_test", f"benchmark.manifest={tiny_world}", "baseline=motion"])
     res = run_eval(cfg)
     acc = res["results"]["world"]["same_scene_accuracy"]
     assert res["evaluator"] == "baseline: motion" and acc["n"] > 0 and 0.0 <= acc["value"] <= 1.0
@@ -57,7 +51,7 @@ def test_motion_baseline_runs_through_eval(tiny_world, tmp_path):
 def test_vjepa2_surprisal_baseline_runs_through_eval(tiny_world, tmp_path):
     """The paper's baseline end to end on real mp4s: the encoder's own sampling and preprocessing, its
     predictor, the benchmark's protocol (a random-initialised tiny V-JEPA 2 stands in for the weights)."""
-    cfg = eval_cfg(
+    cfg = compose_eval(
         tmp_path,
         [
             "benchmark=world_test",
@@ -76,7 +70,7 @@ def test_vjepa2_surprisal_baseline_runs_through_eval(tiny_world, tmp_path):
 
 
 def test_unknown_baseline_names_the_ones_that_exist(tiny_world, tmp_path):
-    cfg = eval_cfg(tmp_path, ["benchmark=world_test", f"benchmark.manifest={tiny_world}", "baseline=vjepa"])
+    cfg = compose_eval(tmp_path, ["benchmark=world_test", f"benchmark.manifest={tiny_world}", "baseline=vjepa"])
     with pytest.raises(ValueError, match="motion.*vjepa2_surprisal"):
         run_eval(cfg)
 
@@ -84,7 +78,7 @@ def test_unknown_baseline_names_the_ones_that_exist(tiny_world, tmp_path):
 def test_scorer_reads_videos_with_another_clip_spec(tiny_world, tmp_path):
     """`clip=` makes eval read the videos as asked, not as the scorer was trained: the features are extracted
     anew at that clip length (their own cache entry) and the scores move; without it, the scorer's own spec."""
-    from scorer_fixtures import make_scorer
+    from phyprobe.testing.scorers import make_scorer
 
     scorer = make_scorer(tmp_path / "scorer", num_frames=4)
     common = [
@@ -95,8 +89,8 @@ def test_scorer_reads_videos_with_another_clip_spec(tiny_world, tmp_path):
         f"paths.cache_dir={tmp_path / 'cache'}",
         "extract.num_workers=0",
     ]
-    own = run_eval(eval_cfg(tmp_path / "own", common))
-    other = run_eval(eval_cfg(tmp_path / "other", [*common, "+clip.num_frames=6"]))
+    own = run_eval(compose_eval(tmp_path / "own", common))
+    other = run_eval(compose_eval(tmp_path / "other", [*common, "+clip.num_frames=6"]))
     specs = sorted(json.loads(p.read_text())["clip"]["num_frames"] for p in (tmp_path / "cache").glob("*/spec.json"))
     assert specs == [4, 6]
     a = pd.read_csv(tmp_path / "own" / "scores.csv").set_index("id")["raw_score"]
@@ -107,14 +101,14 @@ def test_scorer_reads_videos_with_another_clip_spec(tiny_world, tmp_path):
 
 
 def test_clip_override_errors_name_the_problem(tiny_world, tmp_path):
-    from scorer_fixtures import make_scorer
+    from phyprobe.testing.scorers import make_scorer
 
     scorer = make_scorer(tmp_path / "scorer", num_frames=4)
     base = ["benchmark=world_test", f"benchmark.manifest={tiny_world}", "report=false"]
     with pytest.raises(ValueError, match="no meaning for baseline="):
-        run_eval(eval_cfg(tmp_path / "a", [*base, "baseline=motion", "+clip.num_frames=8"]))
+        run_eval(compose_eval(tmp_path / "a", [*base, "baseline=motion", "+clip.num_frames=8"]))
     with pytest.raises(ValueError, match="clip=.*frames"):
-        run_eval(eval_cfg(tmp_path / "b", [*base, f"scorer={scorer}", "+clip.frames=8"]))
+        run_eval(compose_eval(tmp_path / "b", [*base, f"scorer={scorer}", "+clip.frames=8"]))
 
 
 def test_margin_over_the_motion_heuristic_is_paired_on_the_same_twins(tiny_world, tmp_path):
@@ -127,7 +121,7 @@ def test_margin_over_the_motion_heuristic_is_paired_on_the_same_twins(tiny_world
         f"benchmark.manifest={tiny_world}",
         f"paths.baseline_cache_dir={tmp_path / 'bcache'}",
     ]
-    motion = run_eval(eval_cfg(tmp_path / "motion", [*common, "baseline=motion", "report=false"]))
+    motion = run_eval(compose_eval(tmp_path / "motion", [*common, "baseline=motion", "report=false"]))
     assert "margins" not in motion  # a baseline is not measured against itself
     heuristic = pd.read_csv(tmp_path / "motion" / "scores.csv")
     oracle = {v: float(s) for v, s in zip(manifest.videos["id"], manifest.videos["magnitude"])}
@@ -135,7 +129,7 @@ def test_margin_over_the_motion_heuristic_is_paired_on_the_same_twins(tiny_world
         csv = tmp_path / f"{name}.csv"
         pd.DataFrame({"video": list(scores), "score": list(scores.values())}).to_csv(csv, index=False)
         res = run_eval(
-            eval_cfg(tmp_path / name, [*common, f"scores_csv={csv}", f"report={str(name == 'oracle').lower()}"])
+            compose_eval(tmp_path / name, [*common, f"scores_csv={csv}", f"report={str(name == 'oracle').lower()}"])
         )
         margin = res["margins"]["motion"]
         own = res["results"]["world"]["same_scene_accuracy_severity_ge_0.5"]["value"]
@@ -156,7 +150,7 @@ def test_margin_over_the_motion_heuristic_is_paired_on_the_same_twins(tiny_world
             )
     with pytest.raises(ValueError, match="margins_over: unknown baseline"):
         run_eval(
-            eval_cfg(
+            compose_eval(
                 tmp_path / "bad",
                 [*common, "scores_csv=" + str(tmp_path / "same.csv"), "margins_over=[motionn]", "report=false"],
             )

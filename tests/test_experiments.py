@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 from conftest import TINY_WORLDS
 from encoder_fixtures import tiny_kwargs
-from train_helpers import CONFIGS, TOY, compose_train
 
 from phyprobe.eval.design_table import table as design_table
+from phyprobe.testing.configs import CONFIGS, TOY, compose_train
 from phyprobe.training.pipeline import train
 
 EXPERIMENTS = sorted(p.stem for p in (CONFIGS / "experiment").glob("*.yaml"))

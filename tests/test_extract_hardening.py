@@ -10,11 +10,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-from feature_fixtures import CLIP, CPU, one_thread, shard_contents, tiny_encoder, toy_manifest_at  # noqa: F401
 
 from phyprobe.data.manifest import Manifest, write_jsonl
 from phyprobe.features.cache import FeatureCache
 from phyprobe.features.extract import extract_features
+from phyprobe.testing.features import CLIP, CPU, shard_contents, tiny_encoder, toy_manifest_at
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -40,7 +40,7 @@ def _encoded_counter(encoder):
     return seen
 
 
-def test_each_distinct_content_is_encoded_once(tmp_path, one_thread):  # noqa: F811
+def test_each_distinct_content_is_encoded_once(tmp_path, one_thread):
     m = toy_manifest_at(tmp_path / "m", num_scenes=2)
     v = tmp_path / "m" / "v"
     for i in range(3):  # three more ids whose files are byte copies of one video

@@ -9,7 +9,6 @@ import pickle
 import numpy as np
 import pytest
 import torch
-from feature_fixtures import CLIP, CPU, assert_same_features, one_thread, shard_contents, tiny_encoder, toy_manifest_at  # noqa: F401
 
 from phyprobe.data.manifest import Manifest, write_jsonl
 from phyprobe.features.cache import FeatureCache
@@ -17,6 +16,7 @@ from phyprobe.features.extract import extract_features
 from phyprobe.features.table import ShardFeatureTable
 from phyprobe.head import PhyProbeHead
 from phyprobe.io.video import write_video
+from phyprobe.testing.features import CLIP, CPU, assert_same_features, shard_contents, tiny_encoder, toy_manifest_at
 from phyprobe.training.pipeline import load_feature_table
 
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -4,10 +4,10 @@ single process writes. Two CPU processes over gloo stand in for N GPUs or nodes.
 from __future__ import annotations
 
 import pytest
-from feature_fixtures import CLIP, CPU, assert_same_features, one_thread, shard_contents, tiny_encoder, toy_manifest_at  # noqa: F401
 
 from phyprobe.data.manifest import Manifest
 from phyprobe.features.extract import extract_features
+from phyprobe.testing.features import CLIP, CPU, assert_same_features, shard_contents, tiny_encoder, toy_manifest_at
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

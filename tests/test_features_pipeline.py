@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from feature_fixtures import one_thread, toy_manifest_at  # noqa: F401
 from hydra import compose, initialize_config_dir
 
+from phyprobe.testing.features import toy_manifest_at
 from phyprobe.training.pipeline import train
 
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -7,31 +7,28 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
-from feature_fixtures import CLIP, CPU, assert_same_features, one_thread, shard_contents, tiny_encoder, toy_manifest_at  # noqa: F401
 
 from phyprobe.features.extract import extract_features
+from phyprobe.testing.features import CLIP, CPU, assert_same_features, shard_contents, tiny_encoder, toy_manifest_at
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
-TESTS = Path(__file__).parent
 EXTRACT = dict(batch_size=2, num_workers=0, shard_size=4, trainer_kwargs=CPU)
 SCRIPT = """
-import sys, torch
+import torch
 torch.set_num_threads(1)
-sys.path.insert(0, {tests!r})
-from feature_fixtures import CLIP, tiny_encoder
 from phyprobe.data.manifest import Manifest
 from phyprobe.features.extract import extract_features
+from phyprobe.testing.features import CLIP, tiny_encoder
 extract_features(Manifest.load({manifest!r}), tiny_encoder(64), CLIP, {cache!r}, **{extract!r})
 """
 
 
 def test_killed_extraction_resumes_to_the_same_cache(tmp_path):
     m = toy_manifest_at(tmp_path / "m", num_scenes=24)
-    script = SCRIPT.format(tests=str(TESTS), manifest=str(m.root), cache=str(tmp_path / "killed"), extract=EXTRACT)
+    script = SCRIPT.format(manifest=str(m.root), cache=str(tmp_path / "killed"), extract=EXTRACT)
     proc = subprocess.Popen(
         [sys.executable, "-c", script], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
     )

@@ -1,11 +1,11 @@
 """Footage from sources the project does not ship: a build drawn from any folder of videos, with the training
 kinds or the unseen ones, redrawn when a clip changes, with errors that name the folder or clip at fault; and
-the script that fetches OpenCV's sample clips, run on a Debian package built here in the real layout."""
+the script that fetches OpenCV's sample clips (data_prep/footage_sources.py, running phyprobe.data.footage_sources),
+run on a Debian package built here in the real layout."""
 
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -14,19 +14,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from train_helpers import CONFIGS
 
+from phyprobe.data import footage_sources as FETCH
 from phyprobe.eval.protocols import load_benchmark
 from phyprobe.io.video import write_video
+from phyprobe.testing.configs import CONFIGS
 from phyprobe.world.footage_unseen import KINDS, build_unseen_footage
 from phyprobe.world.real import PERTURBATIONS
 
 REPO = CONFIGS.parent
 FRAMES = 16  # clip length of the tiny builds; each source clip must hold twice as many
-SCRIPT = REPO / "data_prep" / "footage_sources.py"
-_spec = importlib.util.spec_from_file_location("footage_sources", SCRIPT)
-FETCH = importlib.util.module_from_spec(_spec)  # the application script, for its table of clips
-_spec.loader.exec_module(FETCH)
+SCRIPT = REPO / "data_prep" / "footage_sources.py"  # the command users run; FETCH is what it runs
 
 
 def _clip(path: Path, n: int, seed: int, size=(72, 96)) -> Path:

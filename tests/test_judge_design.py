@@ -1,20 +1,17 @@
-"""research/judge_design.py at toy size: real train.py and eval.py jobs, read by `phyprobe table`, and resumed."""
+"""research/judge_design.py (its driver, phyprobe.training.design_runs) at toy size: real train.py and eval.py jobs,
+read by `phyprobe table`, and resumed."""
 
-import importlib.util
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from test_experiments import toy_worlds_overrides
 
+from phyprobe.training import design_runs as driver
+
 SCRIPT = Path(__file__).resolve().parents[1] / "research" / "judge_design.py"
-
-
-def load_driver():
-    spec = importlib.util.spec_from_file_location("judge_design", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def toy_overrides(tiny_worlds, cache):
@@ -26,7 +23,6 @@ def toy_overrides(tiny_worlds, cache):
 
 
 def test_one_seed_is_trained_evaluated_judged_and_resumed(tiny_worlds, tmp_path, capsys):
-    driver = load_driver()
     out = tmp_path / "design"
     args = [
         "--out",
@@ -75,8 +71,13 @@ def test_one_seed_is_trained_evaluated_judged_and_resumed(tiny_worlds, tmp_path,
 
 
 def test_a_malformed_build_and_a_failing_job_name_themselves(tmp_path):
-    driver = load_driver()
     with pytest.raises(SystemExit, match="rigs: a build is BENCHMARK:MANIFEST"):
         driver.main(["--out", str(tmp_path), "--world-builds", "rigs"])
     with pytest.raises(SystemExit, match=r"seed0: failed; rerun this command to resume"):
         driver.main(["--out", str(tmp_path), "--seeds", "0", "--", "backbone=no_such_backbone"])
+
+
+def test_the_script_is_the_driver():
+    done = subprocess.run([sys.executable, str(SCRIPT), "--help"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "--world-builds" in done.stdout and "--footage-builds" in done.stdout

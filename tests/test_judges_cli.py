@@ -6,12 +6,12 @@ import json
 
 import pytest
 from hydra import compose, initialize_config_dir
-from judge_fixtures import case_manifest
-from judge_server import ScriptedServer
-from train_helpers import CONFIGS
 
 from phyprobe.cli import main
 from phyprobe.eval.run import run_eval
+from phyprobe.testing.configs import CONFIGS
+from phyprobe.testing.judge_cases import case_manifest
+from phyprobe.testing.judge_server import ScriptedServer
 
 
 def test_cli_run_agree_and_compare(tmp_path, capsys, monkeypatch):

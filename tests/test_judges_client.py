@@ -16,13 +16,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from judge_fixtures import CASES, case_manifest, physics_cfg
-from judge_server import ScriptedServer, expected_score
 
 from phyprobe.data.manifest import Manifest, write_jsonl
 from phyprobe.judges.client import ResponseCache, VideoInput, sample_frames
 from phyprobe.judges.run import run_judge
 from phyprobe.judges.tasks import TaskFileError, read_tasks
+from phyprobe.testing.judge_cases import CASES, case_manifest, physics_cfg
+from phyprobe.testing.judge_server import ScriptedServer, expected_score
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 REPO = SRC.parent
@@ -125,19 +125,15 @@ def test_svbench_eva_reads_its_seven_keys_and_rejects_non_binary_values(tmp_path
 
 
 _CHILD = """
-import sys
-sys.path.insert(0, {tests!r})
-from judge_fixtures import physics_cfg
 from phyprobe.data.manifest import Manifest
 from phyprobe.judges.run import run_judge
+from phyprobe.testing.judge_cases import physics_cfg
 run_judge(physics_cfg({url!r}, {cache!r}, samples=2, concurrency=2), Manifest.load({manifest!r}), {out!r})
 """
 
 
 def _run_child(url, cache, manifest, out):
-    code = _CHILD.format(
-        tests=str(Path(__file__).parent), url=url, cache=str(cache), manifest=str(manifest), out=str(out)
-    )
+    code = _CHILD.format(url=url, cache=str(cache), manifest=str(manifest), out=str(out))
     env = {**os.environ, "PYTHONPATH": str(SRC)}
     return subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
@@ -234,9 +230,8 @@ def test_transports_send_frames_as_images_as_one_jpeg_video_or_as_the_file(cases
 
 
 def test_frame_sampling_follows_fps_and_spreads_max_frames_over_long_videos(tmp_path):
-    from conftest import moving_square
-
     from phyprobe.io.video import write_video
+    from phyprobe.testing.videos import moving_square
 
     path = write_video(tmp_path / "a.mp4", moving_square(24, 32, 32, 1, 1), fps=12)  # 2 s
     frames, rate = sample_frames(path, VideoInput(fps=2.0, max_frames=16))

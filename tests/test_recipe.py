@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import yaml
 from safetensors.torch import load_file
-from train_helpers import CONFIGS, compose_train
 
 from phyprobe.head import PhyProbeHead, mlp_width
+from phyprobe.testing.configs import CONFIGS, compose_train
 from phyprobe.training.pipeline import train
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -26,3 +26,19 @@ def test_results_files_hold_every_seed_of_the_default():
     over = pd.read_csv(ROOT / "results" / "default_over_seeds.csv")
     row = over[(over.design == "paper") & (over.role == "default") & (over.benchmark == "world_test")].iloc[0]
     assert abs(row["mean"] - default.value.mean()) < 1e-5
+
+
+def test_a_benchmark_run_again_replaces_its_own_rows_only(tmp_path):
+    from phyprobe.eval.bench_record import record_benchmark
+
+    path = tmp_path / "benchmarks.csv"
+    record_benchmark("cli", {"--help: median": (0.2, "s")}, path)
+    record_benchmark("eval", {"speedup": (24.0, "ratio"), "seconds": (0.1, "s")}, path)
+    record_benchmark("cli", {"--help: median": (0.15, "s")}, path)
+    table = pd.read_csv(path)
+    assert sorted(zip(table["benchmark"], table["figure"], table["value"])) == [
+        ("cli", "--help: median", 0.15),
+        ("eval", "seconds", 0.1),
+        ("eval", "speedup", 24.0),
+    ]
+    assert table["version"].str.startswith("0.").all() and (table["cores"] >= 1).all()

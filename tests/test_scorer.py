@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from train_helpers import TOY, compose_train
 
 from phyprobe import Scorer
 from phyprobe.io.video import ClipSpec, decode_clip, write_video
+from phyprobe.testing.configs import TOY, compose_train
 from phyprobe.training.pipeline import train
 
 # the default (a dynamics model on flow statistics, fitted in the run) and the paper's RGB frame encoder

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scorer_fixtures import make_scorer
 
 from phyprobe.cli import main
 from phyprobe.data.manifest import Manifest
 from phyprobe.io.video import write_video
 from phyprobe.scorer.batch import ResultFile, resolve_inputs
+from phyprobe.testing.scorers import make_scorer
 
 
 @pytest.fixture(scope="module")

@@ -9,10 +9,10 @@ import shutil
 import numpy as np
 import pytest
 from safetensors.torch import load_file, save_file
-from scorer_fixtures import make_scorer
 
 from phyprobe.cli import main
 from phyprobe.io.video import write_video
+from phyprobe.testing.scorers import make_scorer
 
 
 @pytest.fixture(scope="module")

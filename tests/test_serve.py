@@ -6,19 +6,15 @@ from __future__ import annotations
 import http.client
 import json
 import socket
-import sys
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import numpy as np
 import pytest
-from scorer_fixtures import make_scorer
 
 from phyprobe import Scorer
 from phyprobe.serve import ServeConfig, build_app, serve_in_thread
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from bench_serve import fire, mixed_bodies, post, summary  # noqa: E402
+from phyprobe.testing.scorers import make_scorer
+from phyprobe.testing.serve_load import fire, mixed_bodies, post, summary
 
 
 @pytest.fixture(scope="module")

@@ -7,10 +7,10 @@ import json
 
 import numpy as np
 import pytest
-from train_helpers import CONFIGS
 
 from phyprobe.errors import InvalidOption
 from phyprobe.eval.protocols import load_benchmark
+from phyprobe.testing.configs import CONFIGS
 from phyprobe.world.footage_unseen import FREEZE_FRACTION, KINDS, REPLAY_FRACTION, build_unseen_footage, perturb_unseen
 from phyprobe.world.real import PATCH_FRACTION, PERTURBATIONS, load_source
 

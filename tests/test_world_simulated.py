@@ -11,10 +11,10 @@ import multiprocessing as mp
 
 import numpy as np
 import pytest
-from train_helpers import CONFIGS
 
 from phyprobe.eval.protocols import load_benchmark
-from phyprobe.world.scene import scene_rng
+from phyprobe.testing.configs import CONFIGS
+from phyprobe.world.seeds import scene_rng
 
 WORLDS = ["marbles", "rigs"]
 FRAMES = 16

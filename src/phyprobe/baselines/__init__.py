@@ -1,5 +1,5 @@
 """Baselines that run anywhere: same-encoder feature surprisal (a fitted predictor, or V-JEPA 2's own),
-and an optical-flow motion heuristic."""
+an optical-flow motion heuristic, and a rule of rigid-body physics on tracked bodies (``object_rules``)."""
 
 from __future__ import annotations
 

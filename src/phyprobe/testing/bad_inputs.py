@@ -15,10 +15,10 @@ from pathlib import Path
 
 import av
 import numpy as np
-from conftest import moving_square
 
 from phyprobe.data.manifest import write_jsonl
 from phyprobe.io.video import write_video
+from phyprobe.testing.videos import moving_square
 
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0  # root reads any file: no permission case
 

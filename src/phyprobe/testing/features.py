@@ -1,30 +1,21 @@
-"""Helpers for the feature-cache tests: a tiny real encoder, toy manifests, cache comparisons."""
+"""Helpers for feature-cache tests and the extraction processes they start: a tiny seeded encoder that every
+process builds the same, toy manifests, and comparisons of what caches hold."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
-import pytest
 import torch
-from conftest import write_toy_manifest
 
 from phyprobe.data.manifest import Manifest
 from phyprobe.encoders import from_config
 from phyprobe.features.cache import FeatureCache
 from phyprobe.io.video import ClipSpec
+from phyprobe.testing.videos import write_toy_manifest
 
 CLIP = ClipSpec(4)
 CPU = {"accelerator": "cpu", "enable_progress_bar": False}
-
-
-@pytest.fixture
-def one_thread():
-    """Torch on one thread: on a small shared CPU, OpenMP oversubscription costs 10-50x in wall time."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
 
 
 def tiny_encoder(image_size: int = 32):

@@ -15,8 +15,8 @@ not have carried it. This counts such ends, and the starts they mirror, on bodie
 
 A clip gets no evidence (0) where the rule cannot be read: the picture's edge moves (a moving camera), or the
 tracks do not hold (more than three tracks per body present, as a talking head or a crowd breaks up). Zero
-parameters are fitted. ``evidence_kinds.py --objects BUILD`` ranks it alone and adds it to a scorer's score, in
-units of its spread over BUILD's plausible `train` clips, as the head scales each kind.
+parameters are fitted. ``research/evidence_kinds.py --objects BUILD`` ranks it alone and adds it to a scorer's score,
+in units of its spread over BUILD's plausible `train` clips, as the head scales each kind.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ import numpy as np
 from scipy import ndimage
 from scipy.optimize import linear_sum_assignment
 
-from phyprobe.data.manifest import Manifest
-from phyprobe.io.video import ClipSpec, decode_clip, probe
+from ..data.manifest import Manifest
+from ..io.video import ClipSpec, decode_clip, probe
 
 OFF_MEDIAN = 28  # grey levels (the largest over R, G, B) off the median frame: a body's pixel
 MIN_AREA, MIN_SHARE = 6, 0.0005  # a body covers at least this many pixels and this share of the picture

@@ -1,4 +1,5 @@
-"""A real OpenAI-compatible chat-completions server on 127.0.0.1 that answers from a script.
+"""A real OpenAI-compatible chat-completions server on 127.0.0.1 that answers from a script, for judge tests and
+``bench/bench_judge.py``.
 
 The script is chosen per request by a ``SCRIPT:<case>`` token in the request text (tests put it in a
 video's prompt), so one server covers well-formed answers, fenced answers, malformed JSON, missing

@@ -1,5 +1,5 @@
-"""Exported scorers built in a second: a real encoder entry (EfficientNet-Lite0 with its packaged
-weights, at a tiny input size) and a seeded random head, written in the real export format."""
+"""Exported scorers built in a second, for tests and benchmarks: a real encoder entry (EfficientNet-Lite0 with its
+packaged weights, at a tiny input size) and a seeded random head, written in the real export format."""
 
 from __future__ import annotations
 

@@ -1,13 +1,13 @@
-"""Small real mp4 manifests for judge tests: one video per scripted server case."""
+"""Small real mp4 manifests for judge tests and benchmarks, one video per case of the scripted server
+(:mod:`phyprobe.testing.judge_server`), and a physics-rubric judge config that points at such a server."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import moving_square
-
 from phyprobe.data.manifest import write_jsonl
 from phyprobe.io.video import write_video
+from phyprobe.testing.videos import moving_square
 
 CASES = (
     "ok",
@@ -50,6 +50,7 @@ def case_manifest(root: Path, cases=CASES, frames: int = 6, size: int = 32) -> P
 
 
 def physics_cfg(base_url: str, cache_dir, samples: int = 1, **client) -> dict:
+    """A physics-rubric judge run's config against ``base_url``, with short timeouts and back-offs."""
     return {
         "judge": {"_target_": "phyprobe.judges.scivbench.RubricJudge", "rubric_set": "physics", "samples": samples},
         "client": {

@@ -1,0 +1,34 @@
+"""Sweep folders keep readable names when paths are overridden: `train.py -m experiment=no_cal,no_mag seed=0,1
+paths.data_dir=/data/x backbone.checkpoint=runs/s0/dynamics` writes `<sweep>/experiment=no_cal,seed=0/`, not a
+`backbone.checkpoint=/runs/s0/...` tree."""
+
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+
+from phyprobe.config_files import config_dir, readable_dirname, register_resolvers
+
+
+def test_paths_and_hydra_options_are_left_out_of_the_name():
+    overrides = [
+        "seed=1",
+        "experiment=no_cal",
+        "backbone.checkpoint=outputs/judge-paper/default/seed${seed}/dynamics",
+        "paths.data_dir=/work/data",
+        "hydra.sweep.dir=outputs/ablations",
+        "+hydra.job.env_set.X=1",
+        "loss.lambda_cal=0.1",
+    ]
+    assert readable_dirname(overrides) == "experiment=no_cal,loss.lambda_cal=0.1,seed=1"
+    assert readable_dirname(["paths.cache_dir=/tmp/c"]) == "default"
+
+
+def test_the_train_config_names_sweep_jobs_by_it():
+    register_resolvers()
+    with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
+        cfg = compose(
+            "train",
+            overrides=["experiment=no_cal", "seed=2", "paths.data_dir=/work/data", "backbone.checkpoint=a/b/dynamics"],
+            return_hydra_config=True,
+        )
+    subdir = OmegaConf.select(cfg, "hydra.sweep.subdir")  # resolved as Hydra resolves it for each job
+    assert subdir == "experiment=no_cal,seed=2"
