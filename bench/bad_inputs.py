@@ -33,7 +33,7 @@ import torch
 from phyprobe.cli import main as cli_main
 from phyprobe.data.manifest import write_jsonl
 from phyprobe.errors import report_user_errors
-from phyprobe.testing.bad_inputs import Case, csv_cases, manifest_cases, video_cases
+from phyprobe.testing.bad_inputs import Case, csv_cases, manifest_cases, video_cases, video_row
 from phyprobe.testing.videos import write_toy_manifest
 
 ERROR = "phyprobe: error: "
@@ -90,7 +90,7 @@ def _no_constant(c):
 def extract_case(root: Path, case: Case, good: Path, i: int) -> str:
     m = root / f"extract_{i:02d}"
     m.mkdir()
-    write_jsonl(m / "videos.jsonl", [_row("bad", case.path), _row("good", good)])
+    write_jsonl(m / "videos.jsonl", [video_row("bad", str(case.path)), video_row("good", str(good))])
     code, out, err, tb = run(
         lambda: cli_main(
             [
@@ -118,19 +118,6 @@ def extract_case(root: Path, case: Case, good: Path, i: int) -> str:
     if n != 1:
         return "wrong answer"
     return judge_refusal(case, code, err)
-
-
-def _row(vid: str, path: Path) -> dict:
-    return {
-        "id": vid,
-        "path": str(path),
-        "source": "corpus",
-        "is_real": False,
-        "magnitude": None,
-        "anchor": None,
-        "split": "train",
-        "metadata": {},
-    }
 
 
 def manifest_case(root: Path, case: Case, command: str) -> str:
