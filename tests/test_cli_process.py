@@ -64,3 +64,23 @@ def test_sigterm_stops_scoring_and_a_rerun_completes_the_file(tmp_path):
     names = [r["video"] for r in rows]
     assert len(names) == len(set(names)) == 160 and names[: len(first)] == first  # nothing lost, nothing twice
     assert all("score" in r for r in rows)
+
+
+def test_main_puts_back_the_callers_signal_handlers(tmp_path):
+    """`phyprobe.cli.main` called from a program (or a test process) leaves its signal handlers as they were: forked
+    workers inherit them, and a handler that only raises KeyboardInterrupt can leave a pool's terminate waiting."""
+    import signal
+
+    from phyprobe.cli import main
+
+    def mine(signum, frame):
+        pass
+
+    before = {s: signal.signal(s, mine) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        with pytest.raises((SystemExit, Exception)):  # a user error: one line and exit 2 (or the error, under debug)
+            main(["score", str(tmp_path / "no_such_scorer"), str(tmp_path / "a.mp4")])
+        assert signal.getsignal(signal.SIGTERM) is mine and signal.getsignal(signal.SIGINT) is mine
+    finally:
+        for s, h in before.items():
+            signal.signal(s, h)

@@ -13,6 +13,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 from world_checks import SEVERITIES, assert_grows_with_severity
 
+from phyprobe.world.build import default_worker_signals
 from phyprobe.world.seeds import scene_rng
 from phyprobe.world.world3d import ENGINE
 from phyprobe.world.world3d.scene import FLOORS, GRAVITY, HELDOUT_FLOOR, sample_scene
@@ -248,6 +249,8 @@ def _digest(index: int) -> str:
 def test_frames_identical_across_processes():
     indices = [0, 1, 2, 3]
     here = [_digest(i) for i in indices]
-    with mp.get_context("fork").Pool(2) as pool:
+    with mp.get_context("fork").Pool(2, initializer=default_worker_signals) as pool:
         there = pool.map(_digest, indices)
+        pool.close()
+        pool.join()
     assert here == there

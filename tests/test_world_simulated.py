@@ -14,6 +14,7 @@ import pytest
 
 from phyprobe.eval.protocols import load_benchmark
 from phyprobe.testing.configs import CONFIGS
+from phyprobe.world.build import default_worker_signals
 from phyprobe.world.seeds import scene_rng
 
 WORLDS = ["marbles", "rigs"]
@@ -99,8 +100,10 @@ def test_frames_identical_across_constructions_and_processes(name):
     jobs = [(name, i) for i in range(3)]
     here = [_digest(j) for j in jobs]
     assert here == [_digest(j) for j in jobs]
-    with mp.get_context("fork").Pool(2) as pool:
+    with mp.get_context("fork").Pool(2, initializer=default_worker_signals) as pool:
         assert pool.map(_digest, jobs) == here
+        pool.close()
+        pool.join()
 
 
 @pytest.mark.parametrize("name", WORLDS)

@@ -73,18 +73,18 @@ def _command(argv: list[str]) -> str | None:
 _signalled: list[int] = []  # the stopping signals received
 
 
-def _stop_on_signals() -> None:
+def _stop_on_signals() -> dict:
     """SIGTERM (a scheduler's preemption, ``timeout``, ``kill``) raises KeyboardInterrupt, as SIGINT does, so every
     command stops where Ctrl-C stops it; Lightning keeps a handler installed before its own (and turns the interrupt
-    into ``sys.exit(1)``, so the signal is remembered here to report it)."""
+    into ``sys.exit(1)``, so the signal is remembered here to report it). Returns the handlers it replaced, which
+    :func:`main` puts back, so a program calling ``main`` keeps its own."""
     import signal
 
     def stop(signum, frame):
         _signalled.append(signum)
         raise KeyboardInterrupt(f"signal {signum}")
 
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, stop)
+    return {signum: signal.signal(signum, stop) for signum in (signal.SIGTERM, signal.SIGINT)}  # the previous ones
 
 
 def _quiet_libraries() -> None:
@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.debug:
         os.environ[DEBUG_ENV] = "1"  # so library code that reports its own errors shows tracebacks too
-    _stop_on_signals()
+    previous = _stop_on_signals()
     _quiet_libraries()
     try:
         with report_user_errors(args.debug or None):
@@ -116,6 +116,11 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"phyprobe {args.command}: stopped; what finished is kept, and the same command resumes", file=sys.stderr)
         return EXIT_STOPPED
+    finally:
+        import signal
+
+        for signum, handler in previous.items():
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
 
 
 if __name__ == "__main__":

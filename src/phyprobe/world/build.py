@@ -88,6 +88,16 @@ def engine_name(name: str) -> str:
     return name
 
 
+def default_worker_signals() -> None:
+    """In a build worker: SIGTERM kills at once whatever handler the parent installed (the CLI's raises
+    KeyboardInterrupt, which a worker waiting on the task queue may never act on, and the pool's terminate would
+    wait for it forever), and Ctrl-C is left to the parent, which stops the pool."""
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def get_engine(name: str) -> Engine:
     """The physics engine registered as ``name`` (imported on first use: pybullet only loads for world3d)."""
     import importlib
@@ -449,12 +459,14 @@ def build_world(
                 bar.advance(job)
     else:
         ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-        with ctx.Pool(workers) as pool:
+        with ctx.Pool(workers, initializer=default_worker_signals) as pool:
             with Progress(*columns, disable=not progress) as bar:
                 job = bar.add_task("build", total=len(tasks))
                 for key, rows, group in pool.imap_unordered(_run_task, tasks, chunksize=2):
                     results[key] = (rows, group)
                     bar.advance(job)
+            pool.close()  # workers leave on the queue's end, not on a signal
+            pool.join()
     videos, groups = [], []
     for key in sorted(results):
         rows, group = results[key]
