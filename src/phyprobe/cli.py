@@ -26,6 +26,10 @@ SUBCOMMANDS = {
         "phyprobe.eval.design_table",
         "one design's figures over seeds, across worlds and on builds no run trains on",
     ),
+    "leaderboard": (
+        "phyprobe.leaderboard.cli",
+        "rank generators with paired statistics from the scorer and the judges, and a regression gate",
+    ),
     "judge": (
         "phyprobe.judges.run",
         "rubric judges (MLLM servers, vision tools) and their agreement with other raters",

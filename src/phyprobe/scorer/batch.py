@@ -219,6 +219,15 @@ class BatchReport:
         return (self.scored + self.failed) / self.seconds if self.seconds > 0 else 0.0
 
 
+def quiet_lightning() -> None:
+    """Lightning's start-up notices (accelerators found, tips) are not a scoring command's output."""
+    import warnings
+
+    logging.getLogger("lightning.pytorch").setLevel(logging.WARNING)
+    warnings.filterwarnings("ignore", message=".*does not have many workers.*")
+    warnings.filterwarnings("ignore", message=".*GPU available but not used.*")
+
+
 def _pending(videos: list[str], done: dict[str, dict] | None) -> tuple[list[str], BatchReport, float]:
     """The videos ``done`` does not answer, a report counting what it does, and the start time."""
     done = done or {}

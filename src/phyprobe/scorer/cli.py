@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
-import warnings
 from functools import partial
 from pathlib import Path
 
@@ -98,7 +96,7 @@ def _run(args) -> int:
 
     if not Path(args.scorer).exists() and not is_repo_id(args.scorer):  # answered before torch loads
         raise UserError(f"{args.scorer}: no such scorer directory")
-    from .batch import ResultFile, resolve_inputs, score_files
+    from .batch import ResultFile, quiet_lightning, resolve_inputs, score_files
     from .core import Scorer
     from .reading import Reading
 
@@ -106,9 +104,7 @@ def _run(args) -> int:
         if "error" in row:
             print(user_error_line(f"{row['video']}: {row['error']}"), file=sys.stderr)
 
-    logging.getLogger("lightning.pytorch").setLevel(logging.WARNING)
-    warnings.filterwarnings("ignore", message=".*does not have many workers.*")
-    warnings.filterwarnings("ignore", message=".*GPU available but not used.*")
+    quiet_lightning()
     videos = resolve_inputs(args.videos)
     scorer = Scorer.from_pretrained(args.scorer, revision=args.revision)
     r = scorer.reading

@@ -1,0 +1,180 @@
+"""``phyprobe leaderboard GENERATIONS --out DIR``: rank generators (or checkpoints) on the same prompts.
+
+GENERATIONS is a folder ``ROOT/<generator>/<prompt_id>.mp4`` (or ``ROOT/<generator>/<checkpoint>/...``) or a
+JSONL/CSV manifest (``generator``, ``prompt_id``, ``video``, optional ``checkpoint``/``step`` and group fields).
+Evaluators: ``--scorer`` (scored through the resumable batch scorer into DIR/scores/), ``--judge`` (the output of
+``phyprobe judge run`` on DIR/videos.jsonl, which every run writes), ``--scores NAME=CSV``. Writes
+DIR/leaderboard.{md,csv,json} and plots. With ``--baseline`` (an earlier leaderboard.json, or ``@CHECKPOINT`` for
+each generator's CHECKPOINT in this run), the exit code is 1 when an entry regressed with an interval that
+excludes 0: a gate for CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..errors import UserError
+
+EXIT_REGRESSION = 1
+
+
+def add_cli(sub) -> None:
+    from ..scorer.cli import devices_arg, positive_int, workers_arg
+
+    p = sub.add_parser(
+        "leaderboard",
+        help="rank generators with paired statistics from the scorer and the judges, and a regression gate",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("generations", type=Path, help="folder of generator folders, or a .jsonl / .csv manifest")
+    p.add_argument("--out", type=Path, required=True, help="output folder (scores, tables, plots)")
+    p.add_argument("--prompts", type=Path, help="JSONL/CSV with prompt_id (or id) and group fields per prompt")
+    p.add_argument(
+        "--scorer", action="append", default=[], metavar="[NAME=]DIR", help="an exported scorer (repeatable)"
+    )
+    p.add_argument("--judge", action="append", default=[], metavar="DIR", help="a `phyprobe judge run` output folder")
+    p.add_argument("--scores", action="append", default=[], metavar="NAME=CSV", help="per-video video,score CSV")
+    p.add_argument(
+        "--higher-is-better",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a --scores column where higher is better",
+    )
+    p.add_argument("--no-dimensions", action="store_true", help="judges' headline scores only, not each dimension")
+    p.add_argument(
+        "--group", action="append", metavar="FIELD", help="break down by this field (default: the known ones present)"
+    )
+    p.add_argument(
+        "--quality",
+        metavar="COLUMN",
+        help="quality proxy column for the confound check, e.g. 'vision_tools (stand-in):imaging_quality'",
+    )
+    p.add_argument("--baseline", help="an earlier leaderboard.json, or @CHECKPOINT: gate on regressions against it")
+    p.add_argument(
+        "--gate-on", action="append", metavar="NAME", help="evaluators the gate checks (default: all headline ones)"
+    )
+    p.add_argument("--n-boot", type=positive_int, default=10_000, help="bootstrap resamples of the prompts")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--alpha", type=float, default=0.05)
+    p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--batch-size", type=positive_int, default=8)
+    p.add_argument("--workers", type=workers_arg, default="auto")
+    p.add_argument("--devices", type=devices_arg, default=1)
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=_run)
+
+
+def judge_manifest_rows(gens) -> list[dict]:
+    """The generations as a phyprobe manifest (videos.jsonl), so `phyprobe judge run` can judge them by their ids."""
+    meta_cols = [c for c in gens.columns if c not in ("id", "video")]
+    return [
+        {
+            "id": r["id"],
+            "path": str(Path(r["video"]).resolve()),
+            "source": str(r["generator"]),
+            "is_real": False,
+            "split": "test",
+            "metadata": {c: r[c] for c in meta_cols if r[c] is not None and r[c] == r[c]},
+        }
+        for r in gens.to_dict(orient="records")
+    ]
+
+
+def _baseline(arg: str, board: dict) -> tuple[dict, dict]:
+    """(current view, baseline) for :func:`compare_to_baseline`."""
+    if arg.startswith("@"):
+        ckpt = arg[1:]
+        latest, entry_map = {}, {}
+        for g, points in board["checkpoints"].items():
+            names = [p["checkpoint"] for p in points]
+            if ckpt not in names:
+                raise UserError(f"--baseline {arg}: generator {g!r} has no checkpoint {ckpt!r} (it has {names})")
+            last = points[-1]["entry"]
+            latest[last], entry_map[last] = True, f"{g}@{ckpt}"
+        if not latest:
+            raise UserError(f"--baseline {arg}: the generations have no checkpoints")
+        current = {
+            **board,
+            "evaluators": {
+                n: {**ev, "per_prompt": {e: s for e, s in ev["per_prompt"].items() if e in latest}}
+                for n, ev in board["evaluators"].items()
+            },
+        }
+        return current, {**board, "entry_map": entry_map}
+    path = Path(arg)
+    try:
+        base = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such baseline leaderboard") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise UserError(f"{path}: not a leaderboard.json ({e})") from None
+    if not isinstance(base, dict) or not isinstance(base.get("evaluators"), dict):
+        raise UserError(f"{path}: not a leaderboard.json (no 'evaluators')")
+    return board, base
+
+
+def _run(args) -> int:
+    from ..data.manifest import write_jsonl
+    from .board import build_leaderboard, compare_to_baseline
+    from .evaluators import csv_column, judge_columns, parse_named, scorer_column
+    from .generations import read_generations
+    from .report import write_outputs
+
+    if not 0 < args.alpha < 1:
+        raise UserError(f"--alpha must be in (0, 1), got {args.alpha}")
+    gens = read_generations(args.generations, args.prompts)
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_jsonl(args.out / "videos.jsonl", judge_manifest_rows(gens))
+    columns = []
+    for i, spec in enumerate(args.scorer):
+        name, path = parse_named(spec)
+        name = name or ("phyprobe" if len(args.scorer) == 1 else f"phyprobe{i + 1}")
+        kw = {"batch_size": args.batch_size, "num_workers": args.workers, "devices": args.devices}
+        columns.append(scorer_column(path, name, gens, args.out, progress=not args.no_progress, **kw))
+    for path in args.judge:
+        columns += judge_columns(path, gens, dimensions=not args.no_dimensions)
+    for spec in args.scores:
+        name, path = parse_named(spec)
+        if name is None:
+            raise UserError(f"--scores {spec}: expected NAME=CSV")
+        columns.append(csv_column(name, path, gens, higher_is_better=name in args.higher_is_better))
+    if not columns:
+        raise UserError(f"{args.generations}: no evaluator given (--scorer, --judge or --scores)")
+    names = [c.name for c in columns]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise UserError(f"evaluator name(s) {dup} given twice: name them apart (--scorer NAME=DIR, --scores NAME=CSV)")
+    unknown = set(args.higher_is_better) - set(names)
+    if unknown:
+        raise UserError(f"--higher-is-better {sorted(unknown)}: no such evaluator column (known: {names})")
+    board = build_leaderboard(gens, columns, args.group, args.quality, args.n_boot, args.seed, args.alpha)
+    gate = None
+    if args.baseline:
+        current, base = _baseline(args.baseline, board)
+        gate_on = args.gate_on or [c.name for c in columns if c.kind != "dimension"]
+        gate = compare_to_baseline(current, base, args.n_boot, args.seed, args.alpha, gate_on)
+    files = write_outputs(board, args.out, plots=not args.no_plots, gate=gate, baseline=args.baseline)
+    print(
+        f"{files['md']}, {files['csv'].name}, {files['json'].name}: {len(board['entries'])} entries, {board['prompts']} prompts"
+    )
+    for n, ev in board["evaluators"].items():
+        if ev["kind"] != "dimension" and ev.get("stats"):
+            order = ", ".join(f"{s['rank']}. {s['system']}" for s in ev["stats"]["systems"])
+            print(f"{n}: {order}")
+    if gate is not None:
+        bad = [g for g in gate if g["regression"]]
+        for g in bad:
+            print(
+                f"regression: {g['evaluator']} {g['entry']} vs {g['baseline_entry']}: {g['diff']:+.4f} "
+                f"[{g['low']:+.4f}, {g['high']:+.4f}] over {g['prompts']} prompts",
+                file=sys.stderr,
+            )
+        if not gate:
+            raise UserError(f"{args.baseline}: shares no evaluator and entry with this leaderboard: nothing to gate on")
+        return EXIT_REGRESSION if bad else 0
+    return 0

@@ -1,0 +1,224 @@
+"""The evaluators a leaderboard puts side by side, each as per-video scores with a direction and a cost:
+
+- a PhyProbe scorer, run through the resumable batch scorer into ``OUT/scores/<name>.jsonl`` (a rerun scores only
+  what is not there yet, so it pays nothing); its raw score is used, which does not tie at 0 or 1;
+- a rubric judge's ``judgements.jsonl`` (``phyprobe judge run`` on the leaderboard's ``videos.jsonl``): the headline
+  score on the judge's own scale, and one column per dimension (Sci-VBench's dimensions, SVBench EVA's D1-D5, the
+  vision tools' six), all higher = better;
+- any other evaluator's per-video ``video,score`` CSV (higher = more violating unless said otherwise).
+
+A judgement or CSV row for a video that is not among the generations stops the read with the file and line.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from ..errors import UserError
+from .generations import GenerationsError
+
+
+@dataclass
+class Column:
+    """Per-video scores of one evaluator (or one dimension of a judge)."""
+
+    name: str
+    scores: dict[str, float]  # generation id -> score
+    higher_is_better: bool
+    kind: str  # scorer | judge | dimension | csv
+    source: str
+    cost: dict = field(default_factory=dict)  # seconds_per_video, calls_per_video (None: unknown)
+    failed: dict[str, str] = field(default_factory=dict)  # generation id -> why it has no score
+
+    @property
+    def direction(self) -> str:
+        return "higher is better" if self.higher_is_better else "lower is better"
+
+
+def _lookup(gens: pd.DataFrame) -> dict[str, str]:
+    """Every name a generation may be given by in another tool's file -> its id (ids and full paths only: file
+    names repeat across generators, so they cannot name a generation)."""
+    names: dict[str, str] = {}
+    for vid, path in zip(gens["id"], gens["video"]):
+        for name in (vid, path, str(Path(path).resolve())):
+            names[name] = vid
+    return names
+
+
+def _resolve(names: dict[str, str], video: str, where: str) -> str:
+    vid = names.get(video) or names.get(str(Path(video).resolve()))
+    if vid is None:
+        raise GenerationsError(f"{where}: video {video!r} is not among the generations")
+    return vid
+
+
+def parse_named(text: str) -> tuple[str | None, str]:
+    """``NAME=PATH`` -> (NAME, PATH); a plain PATH (or one whose ``=`` is part of an existing file) -> (None, PATH)."""
+    if "=" in text and not Path(text).exists():
+        name, path = text.split("=", 1)
+        if name and path:
+            return name, path
+    return None, text
+
+
+# --------------------------------------------------------------------------------------------- scorer
+
+
+def scorer_identity(scorer: str) -> str:
+    """What a results file was scored by: a hash of a local scorer's files, or a Hub id."""
+    p = Path(scorer)
+    if not p.is_dir():
+        return f"hub:{scorer}"
+    h = hashlib.sha256()
+    for f in sorted(q for q in p.iterdir() if q.is_file() and q.suffix in (".json", ".safetensors")):
+        h.update(f.name.encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def scorer_column(
+    scorer: str, name: str, gens: pd.DataFrame, out_dir: Path, progress: bool = True, **batch_kwargs
+) -> Column:
+    """Score every generation not yet in ``out_dir/scores/<name>.jsonl`` with the batch scorer (resumable after a
+    kill) and read the file back. A results file written by another scorer is refused, never mixed."""
+    from ..runinfo import atomic_write_json
+    from ..scorer.batch import ResultFile, quiet_lightning, score_files
+    from ..scorer.core import Scorer
+    from ..scorer.names import is_repo_id
+
+    if not Path(scorer).exists() and not is_repo_id(scorer):
+        raise UserError(f"{scorer}: no such scorer directory")
+    results = ResultFile(out_dir / "scores" / f"{name}.jsonl")
+    meta_file = results.path.with_suffix(".json")
+    ident = scorer_identity(scorer)
+    meta = json.loads(meta_file.read_text()) if meta_file.is_file() else None
+    if meta is not None and meta.get("scorer_identity") != ident:
+        raise UserError(
+            f"{results.path}: scored by another scorer ({meta.get('scorer')}); name this one differently "
+            f"(--scorer NAME={scorer}) or pass a new --out"
+        )
+    done = results.finished()
+    videos = list(gens["video"])
+    todo = [v for v in videos if v not in done]
+    seconds = (meta or {}).get("seconds", 0.0)
+    scored = (meta or {}).get("videos_scored", 0)
+    if todo:
+        missing = [v for v in todo if not Path(v).exists()]
+        if missing:
+            raise GenerationsError(f"{missing[0]}: no such video ({len(missing)} of the generations are missing)")
+        quiet_lightning()
+        model = Scorer.from_pretrained(scorer)
+        results.open()
+        atomic_write_json(
+            meta_file, {"scorer": str(scorer), "scorer_identity": ident, "seconds": seconds, "videos_scored": scored}
+        )
+        report = score_files(model, todo, results.append, done=None, progress=progress, **batch_kwargs)
+        seconds, scored = seconds + report.seconds, scored + report.scored + report.failed
+        atomic_write_json(
+            meta_file, {"scorer": str(scorer), "scorer_identity": ident, "seconds": seconds, "videos_scored": scored}
+        )
+    rows = results.finished()
+    by_path = dict(zip(gens["video"], gens["id"]))
+    scores, failed = {}, {}
+    for path, vid in by_path.items():
+        r = rows.get(path)
+        if r is None:
+            failed[vid] = "not scored"
+        elif "error" in r:
+            failed[vid] = r["error"]
+        else:
+            scores[vid] = float(r["raw_score"])
+    cost = {"seconds_per_video": seconds / scored if scored else None, "calls_per_video": 0.0}
+    return Column(name, scores, False, "scorer", str(scorer), cost, failed)
+
+
+# --------------------------------------------------------------------------------------------- judges
+
+
+def judge_columns(path: str | os.PathLike, gens: pd.DataFrame, dimensions: bool = True) -> list[Column]:
+    """The headline column (and one per dimension) of a judge run: its output folder or its ``judgements.jsonl``."""
+    p = Path(path)
+    file = p / "judgements.jsonl" if p.is_dir() else p
+    if not file.is_file():
+        raise UserError(f"{path}: no judgements.jsonl (the output folder of `phyprobe judge run`, or that file)")
+    names = _lookup(gens)
+    headline: dict[str, float] = {}
+    dims: dict[str, dict[str, float]] = {}
+    failed: dict[str, str] = {}
+    judge = None
+    with open(file, encoding="utf-8") as f:
+        for line, text in enumerate(f, 1):
+            if not text.strip():
+                continue
+            try:
+                rec = json.loads(text)
+                key = rec.get("id") if rec.get("id") in names else rec.get("path", rec.get("id"))
+            except (json.JSONDecodeError, AttributeError):
+                raise GenerationsError(f"{file}:{line}: not a judgement (a JSON object with 'id')") from None
+            if key is None:
+                raise GenerationsError(f"{file}:{line}: a judgement needs 'id' or 'path'")
+            vid = _resolve(names, str(key), f"{file}:{line}")
+            judge = judge or rec.get("judge")
+            if rec.get("score") is None:
+                failed[vid] = "; ".join(x.get("kind", "failed") for x in rec.get("failures", [])) or "no score"
+                continue
+            headline[vid] = float(rec["score"])
+            for d, v in (rec.get("dimensions") or {}).items():
+                if isinstance(v, dict) and isinstance(v.get("score"), (int, float)) and math.isfinite(v["score"]):
+                    dims.setdefault(d, {})[vid] = float(v["score"])
+    if not headline and not failed:
+        raise GenerationsError(f"{file}: no judgements in this file")
+    summary_file = file.parent / "judge_summary.json"
+    summary = json.loads(summary_file.read_text()) if summary_file.is_file() else {}
+    name = str(summary.get("judge") or judge or file.parent.name)
+    c = summary.get("cost") or {}
+    cost = {"seconds_per_video": c.get("seconds_per_video"), "calls_per_video": c.get("calls_per_video")}
+    cols = [Column(name, headline, True, "judge", str(file), cost, failed)]
+    if dimensions:
+        cols += [Column(f"{name}:{d}", s, True, "dimension", str(file), cost) for d, s in dims.items()]
+    return cols
+
+
+# --------------------------------------------------------------------------------------------- CSVs
+
+
+def csv_column(name: str, path: str | os.PathLike, gens: pd.DataFrame, higher_is_better: bool = False) -> Column:
+    """A ``video,score`` (or ``video,raw_score``) CSV; ``video`` is a generation id or its path."""
+    names = _lookup(gens)
+    scores: dict[str, float] = {}
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as f:
+            reader = csv.DictReader(f)
+            field_ = "raw_score" if "raw_score" in (reader.fieldnames or []) else "score"
+            if "video" not in (reader.fieldnames or []) or field_ not in reader.fieldnames:
+                raise GenerationsError(f"{path}: expected columns video and score, got {reader.fieldnames}")
+            for i, row in enumerate(reader, 2):
+                if row.get(field_) in (None, ""):
+                    continue  # a video the tool could not score: reported as missing
+                vid = _resolve(names, row["video"], f"{path}:{i}")
+                try:
+                    v = float(row[field_])
+                except ValueError:
+                    raise GenerationsError(f"{path}:{i}: score {row[field_]!r} is not a number") from None
+                if not math.isfinite(v):
+                    raise GenerationsError(f"{path}:{i}: score {row[field_]!r} is not finite")
+                if vid in scores:
+                    raise GenerationsError(f"{path}:{i}: a second score for {vid!r}")
+                scores[vid] = v
+    except UnicodeDecodeError:
+        raise GenerationsError(f"{path}: not UTF-8 text") from None
+    except FileNotFoundError:
+        raise GenerationsError(f"{path}: no such score file") from None
+    if not scores:
+        raise GenerationsError(f"{path}: no score rows")
+    return Column(
+        name, scores, higher_is_better, "csv", str(path), {"seconds_per_video": None, "calls_per_video": None}
+    )

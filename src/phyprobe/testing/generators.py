@@ -1,0 +1,78 @@
+""" "Generators" with known violation rates, made from a world build, for the leaderboard's tests, its benchmark and
+its worked example: every scene of the world is a prompt, and each generator answers it with one of the scene's
+clips, chosen by a rule whose truth is known.
+
+- ``plausible``: the plausible clip of every scene;
+- ``sometimes_broken``: on 30 % of the prompts the violated clip whose severity is nearest 0.5;
+- ``often_broken``: on 60 % of the prompts the most severe violated clip;
+- ``low_quality``: the quality-degraded plausible clip of every scene (blur, noise, compression, ...), so a
+  ranking that puts it below ``plausible`` is a quality ranking, not a physics one.
+
+Prompts carry Sci-VBench / SVBench-like group fields: ``discipline`` (the violation family the scene was built
+with) and ``difficulty`` (easy: one body, medium: two, hard: more).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from phyprobe.data.manifest import Manifest
+
+RULES = {
+    "plausible": (0.0, None),
+    "sometimes_broken": (0.3, 0.5),
+    "often_broken": (0.6, 1.0),
+    "low_quality": (0.0, None),
+}
+
+
+def _difficulty(n_bodies: int) -> str:
+    return "easy" if n_bodies <= 1 else "medium" if n_bodies == 2 else "hard"
+
+
+def world_generators(world: str | Path, out: str | Path, source: str = "world", seed: int = 0) -> dict:
+    """Write ``out/<generator>/<scene>.mp4`` for the four generators above and ``out/prompts.jsonl``; returns
+    ``{generator: {prompt: clip id}}``, the truth the leaderboard should recover."""
+    m = Manifest.load(world)
+    v = m.videos[m.videos["source"] == source]
+    rng = np.random.default_rng(seed)
+    scenes: dict[str, dict] = {}
+    for vid, path, meta in zip(v["id"], v["path"], v["metadata"]):
+        s = scenes.setdefault(meta["scene"], {"violated": [], "quality": None, "plausible": None, "meta": meta})
+        if meta["variant"] == "plausible":
+            s["plausible"] = (vid, path)
+        elif meta["variant"] == "violated":
+            s["violated"].append((meta["severity"], vid, path, meta["family"]))
+        elif meta["variant"] == "quality" and s["quality"] is None:
+            s["quality"] = (vid, path)
+    scenes = {k: s for k, s in sorted(scenes.items()) if s["plausible"] and s["violated"] and s["quality"]}
+    out = Path(out)
+    truth: dict[str, dict[str, str]] = {g: {} for g in RULES}
+    prompts = []
+    for scene, s in scenes.items():
+        prompts.append(
+            {
+                "prompt_id": scene,
+                "discipline": s["violated"][0][3],
+                "difficulty": _difficulty(int(s["meta"].get("num_bodies", 1))),
+            }
+        )
+    for g, (rate, severity) in RULES.items():
+        broken = set(rng.permutation(len(scenes))[: round(rate * len(scenes))].tolist())
+        for i, (scene, s) in enumerate(scenes.items()):
+            if g == "low_quality":
+                vid, path = s["quality"]
+            elif i in broken:
+                _, vid, path, _ = min(s["violated"], key=lambda x: abs(x[0] - severity))
+            else:
+                vid, path = s["plausible"]
+            dst = out / g / f"{scene}.mp4"
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(m.video_path(path), dst)
+            truth[g][scene] = vid
+    (out / "prompts.jsonl").write_text("".join(json.dumps(p) + "\n" for p in prompts), encoding="utf-8")
+    return truth

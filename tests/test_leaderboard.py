@@ -1,0 +1,145 @@
+"""``phyprobe leaderboard`` end to end on "generators" made from a world build with known violation rates, ranked by
+a demo-style scorer trained at toy size and by the vision tools (stand-in) as the quality proxy."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+from test_experiments import toy_world_overrides
+
+from phyprobe.cli import main as cli
+from phyprobe.data.manifest import Manifest
+from phyprobe.testing.configs import compose_train
+from phyprobe.testing.generators import world_generators
+from phyprobe.training.pipeline import train
+
+QUALITY = "vision_tools (stand-in):imaging_quality"
+
+
+@pytest.fixture(scope="module")
+def board(tiny_world, tmp_path_factory):
+    """The toy scorer, the generations, the scorer's own scores of every world clip, and the leaderboard run twice:
+    with the scorer alone (which writes videos.jsonl), then with the vision tools judged on that manifest."""
+    run = tmp_path_factory.mktemp("toy_run")
+    train(compose_train(run, [*toy_world_overrides(tiny_world, tmp_path_factory.mktemp("cache")), "eval.report=false"]))
+    root = tmp_path_factory.mktemp("lb")
+    truth = world_generators(tiny_world, root / "gens")
+    out = root / "out"
+    base = ["leaderboard", str(root / "gens"), "--prompts", str(root / "gens" / "prompts.jsonl"), "--out", str(out)]
+    fast = ["--n-boot", "2000", "--no-progress", "--no-plots"]
+    assert cli([*base, "--scorer", str(run / "scorer"), *fast]) == 0
+    assert cli(["judge", "run", "vision_tools", "--manifest", str(out), "--out", str(out / "judges" / "vt")]) == 0
+    scores_file = out / "scores" / "phyprobe.jsonl"
+    before = scores_file.read_bytes()
+    args = [*base, "--scorer", str(run / "scorer"), "--judge", str(out / "judges" / "vt"), "--quality", QUALITY]
+    assert cli([*args, "--n-boot", "2000", "--no-progress"]) == 0
+    assert scores_file.read_bytes() == before, "a rerun scored again what the results file already answered"
+
+    from phyprobe.scorer import Scorer
+
+    world = Manifest.load(tiny_world)
+    clips = sorted({c for per in truth.values() for c in per.values()})
+    files = {c: world.video_path(p) for c, p in zip(world.videos["id"], world.videos["path"])}
+    raw = Scorer.from_pretrained(run / "scorer").score_raw_many([files[c] for c in clips])
+    own = dict(zip(clips, raw))
+    return {
+        "json": json.loads((out / "leaderboard.json").read_text()),
+        "truth": truth,
+        "own": own,
+        "out": out,
+        "args": args,
+        "root": root,
+        "scorer": run / "scorer",
+        "files": files,
+    }
+
+
+def test_known_truth_is_recovered(board):
+    """Every figure is what the scorer's own scores of the world's clips give: the win of one generator over another
+    is, prompt by prompt, half on the prompts where both answered with the same clip and the scorer's pairwise
+    accuracy on the rest; the order by win rate is the order that accuracy implies."""
+    truth, own = board["truth"], board["own"]
+    ev = board["json"]["evaluators"]["phyprobe"]
+    prompts = sorted(truth["plausible"])
+    assert ev["shared_prompts"] == len(prompts) and all(c["missing"] == 0 for c in ev["coverage"].values())
+    for g, per in truth.items():
+        mean = next(s for s in ev["stats"]["systems"] if s["system"] == g)["mean"]
+        assert mean == pytest.approx(np.mean([own[per[p]] for p in prompts]), abs=1e-4)
+    expected = {}
+    for a in truth:
+        for b in truth:
+            if a != b:
+                same = [p for p in prompts if truth[a][p] == truth[b][p]]
+                differ = [p for p in prompts if truth[a][p] != truth[b][p]]
+                acc = (
+                    np.mean(
+                        [
+                            1.0
+                            if own[truth[a][p]] < own[truth[b][p]]
+                            else 0.5
+                            if own[truth[a][p]] == own[truth[b][p]]
+                            else 0.0
+                            for p in differ
+                        ]
+                    )
+                    if differ
+                    else 0.5
+                )
+                expected[a, b] = (0.5 * len(same) + acc * len(differ)) / len(prompts)
+                assert ev["stats"]["win_matrix"][a][b] == pytest.approx(expected[a, b], abs=1e-3), (a, b)
+    implied = sorted(truth, key=lambda g: -sum(expected[g, o] for o in truth if o != g))
+    by_win = [s["system"] for s in sorted(ev["stats"]["systems"], key=lambda s: -s["win_rate"])]
+    assert by_win == implied
+    # the three physics generators differ only in how often they break: 30 % of prompts at severity ~0.5, 60 % at 1
+    assert sum(truth["sometimes_broken"][p] != truth["plausible"][p] for p in prompts) == round(0.3 * len(prompts))
+    assert sum(truth["often_broken"][p] != truth["plausible"][p] for p in prompts) == round(0.6 * len(prompts))
+
+
+def test_quality_only_generator_is_flagged(board):
+    conf = board["json"]["evaluators"]["phyprobe"]["confound"]
+    assert conf["quality"] == QUALITY
+    flags = {e: c["flag"] for e, c in conf["entries"].items()}
+    assert flags == {"plausible": False, "sometimes_broken": False, "often_broken": False, "low_quality": True}
+    md = (board["out"] / "leaderboard.md").read_text()
+    assert "low_quality" in md and "**quality?**" in md
+
+
+def test_outputs_are_complete(board):
+    j, out = board["json"], board["out"]
+    assert set(j["evaluators"]) >= {"phyprobe", "vision_tools (stand-in)", QUALITY}
+    assert j["groups"] == ["discipline", "difficulty"]
+    per = j["evaluators"]["phyprobe"]["breakdowns"]["difficulty"]
+    assert sum(v["prompts"] for v in per.values()) == j["prompts"]
+    rows = (out / "leaderboard.csv").read_text().splitlines()
+    assert rows[0].startswith("evaluator,direction,group") and any(",difficulty,easy," in r for r in rows)
+    for png in ("bars_phyprobe.png", "pairwise_phyprobe.png", "groups_phyprobe_difficulty.png"):
+        assert (out / png).stat().st_size > 1000
+    assert j["evaluators"]["phyprobe"]["cost"]["seconds_per_video"] > 0
+    assert j["evaluators"]["vision_tools (stand-in)"]["cost"]["calls_per_video"] == 0
+
+
+def test_gate_passes_a_rerun_and_fails_a_planted_regression(board, tmp_path, capsys):
+    """A rerun of the same generations against the first run: exit 0. A new version of ``plausible`` that answers each
+    prompt with the clip of its scene the scorer finds most violating: exit 1, naming the entry."""
+    args, out = board["args"], board["out"]
+    prev = tmp_path / "prev.json"
+    shutil.copy(out / "leaderboard.json", prev)
+    assert cli([*args, "--n-boot", "1000", "--no-progress", "--no-plots", "--baseline", str(prev)]) == 0
+    assert "regression" not in capsys.readouterr().err
+
+    own, truth = board["own"], board["truth"]
+    worst = {p: max((c for c in own if c.split("/")[1] == p), key=own.get) for p in truth["plausible"]}
+    assert sum(own[worst[p]] > own[truth["plausible"][p]] for p in worst) >= 4, "nothing to plant: a degenerate scorer"
+    new = tmp_path / "v2"
+    for p, clip in worst.items():
+        (new / "plausible").mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(board["files"][clip], new / "plausible" / f"{p}.mp4")
+    v2 = ["leaderboard", str(new), "--out", str(tmp_path / "out2"), "--scorer", str(board["scorer"])]
+    assert cli([*v2, "--n-boot", "1000", "--no-progress", "--no-plots", "--baseline", str(prev)]) == 1
+    err = capsys.readouterr().err
+    assert "regression: phyprobe plausible vs plausible" in err
+    gate = json.loads((tmp_path / "out2" / "leaderboard.json").read_text())["gate"]["rows"]
+    assert [g["entry"] for g in gate if g["regression"]] == ["plausible"]
