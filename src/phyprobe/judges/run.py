@@ -146,9 +146,22 @@ def add_cli(sub) -> None:
     a.add_argument("--n-boot", type=int, default=1000)
     a.add_argument("--out", type=Path, help="write the figures as JSON here")
     a.set_defaults(func=_cli_agree)
-    c = jsub.add_parser("compare", help="one table of several eval.py runs (PhyProbe, judges, CSVs) with their cost")
-    c.add_argument("runs", nargs="+", type=Path, help="eval.py output directories (each with metrics.json)")
-    c.add_argument("--out", type=Path, help="write the table as markdown here")
+    c = jsub.add_parser(
+        "compare",
+        help="one table of several eval.py runs (PhyProbe, judges, CSVs) with their cost, then a paired test of "
+        "their pairwise accuracy: A - B on the pairs every run scored (paired bootstrap, interval, p, Holm p)",
+        description="Prints the figures every run has, one column per evaluator, with their cost; then, for two "
+        "runs or more, a paired test of every two evaluators' pairwise accuracy (each pairwise figure of the "
+        "benchmark): the per-pair credits of all runs on the pairs every run scored, from the raw scores of "
+        "their scores.csv, resampled together, so A - B gets a percentile interval, a two-sided bootstrap p "
+        "and a Holm-corrected p. The runs must be of one benchmark on one manifest.",
+    )
+    c.add_argument(
+        "runs", nargs="+", type=Path, help="eval.py output directories of one benchmark (metrics.json, scores.csv)"
+    )
+    c.add_argument("--out", type=Path, help="write both tables as markdown here")
+    c.add_argument("--n-boot", type=int, default=10_000, help="bootstrap resamples of the paired test (default 10000)")
+    c.add_argument("--seed", type=int, default=0, help="seed of the paired test's resamples")
     c.set_defaults(func=_cli_compare)
 
 
@@ -176,11 +189,15 @@ def _cli_agree(args) -> int:
 
 
 def _cli_compare(args) -> int:
-    from .compare import comparison_table
+    from .compare import comparison_table, paired_accuracy, paired_markdown
 
-    table = comparison_table(args.runs)
-    md = table.to_markdown(index=False)
+    md = comparison_table(args.runs).to_markdown(index=False)
+    if len(args.runs) > 1:
+        md += "\n\n" + paired_markdown(paired_accuracy(args.runs, n_boot=args.n_boot, seed=args.seed))
     print(md)
     if args.out:
-        args.out.write_text(md + "\n", encoding="utf-8")
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = args.out.with_name(args.out.name + ".tmp")
+        tmp.write_text(md + "\n", encoding="utf-8")
+        os.replace(tmp, args.out)
     return 0
