@@ -35,6 +35,7 @@ test: install
 bench: install
 	$(PY) bench/bench_cli.py --record
 	$(PY) bench/bench_eval.py --record
+	$(PY) bench/bench_leaderboard.py --record
 	$(PY) bench/bench_head.py --quick --record
 	$(PY) bench/bench_world.py --record
 	$(PY) bench/bench_extract.py --quick --record

@@ -170,6 +170,20 @@ def write_readme_table(over: pd.DataFrame, spec_file: Path = HERE / "readme_tabl
     return table
 
 
+def leaderboard_table(out: Path) -> pd.DataFrame:
+    """The headline rows of a ``phyprobe leaderboard`` output (docs/leaderboard.md's worked example), with the code
+    version it ran at."""
+    board = json.loads((out / "leaderboard.json").read_text())
+    rows = pd.read_csv(out / "leaderboard.csv", keep_default_na=False)
+    heads = [n for n, ev in board["evaluators"].items() if ev["kind"] != "dimension"]
+    rows = rows[(rows["group"] == "") & rows["evaluator"].isin(heads)]
+    keep = ["evaluator", "direction", "entry", "prompts", "mean", "low", "high", "rank", "rank_low", "rank_high"]
+    keep += ["win_rate", "win_low", "win_high", "bt", "bt_low", "bt_high", "quality_matched_share", "quality_flag"]
+    code = board["run"]["code"]
+    version = code["package"] + (f"+{code['git_commit'][:10]}" if code.get("git_commit") else "")
+    return rows[keep].assign(version=version)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--paper", type=Path, default=Path("outputs/judge-paper"))
@@ -181,6 +195,7 @@ def main() -> None:
     )
     ap.add_argument("--ablations", type=Path, default=Path("outputs/ablations"))
     ap.add_argument("--lambda-sweep", type=Path, default=Path("outputs/ablations-lambda"))
+    ap.add_argument("--leaderboard", type=Path, default=Path("outputs/leaderboard-example"))
     args = ap.parse_args()
     runs = {**paper_runs(args.paper), **evidence_runs(args.evidence_head)}
     long = collect(runs)
@@ -195,6 +210,10 @@ def main() -> None:
         lambdas = lambda_table(args.lambda_sweep)
         lambdas.to_csv(HERE / "lambda_sweep.csv", index=False, float_format="%.6g")
         print(lambda_markdown(lambdas), end="\n\n")
+    if (args.leaderboard / "leaderboard.json").is_file():
+        leaderboard_table(args.leaderboard).to_csv(
+            HERE / "leaderboard_world_generators.csv", index=False, float_format="%.6g"
+        )
     print(detail_markdown(over), end="\n\n")
     print(write_readme_table(over))
 

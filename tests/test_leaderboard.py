@@ -143,3 +143,31 @@ def test_gate_passes_a_rerun_and_fails_a_planted_regression(board, tmp_path, cap
     assert "regression: phyprobe plausible vs plausible" in err
     gate = json.loads((tmp_path / "out2" / "leaderboard.json").read_text())["gate"]["rows"]
     assert [g["entry"] for g in gate if g["regression"]] == ["plausible"]
+
+
+def test_scoring_resumes_after_a_kill(board, capsys):
+    """A results file cut short as a kill leaves it (whole rows, then a torn one): the rerun scores only the videos
+    it no longer answers, and the leaderboard is the same."""
+    out = board["out"]
+    scores = out / "scores" / "phyprobe.jsonl"
+    lines = scores.read_bytes().splitlines(keepends=True)
+    meta = json.loads((out / "scores" / "phyprobe.json").read_text())
+    scores.write_bytes(b"".join(lines[:10]) + lines[10][:20])
+    assert cli([*board["args"], "--n-boot", "2000", "--no-progress", "--no-plots"]) == 0
+    assert len(scores.read_bytes().splitlines()) == len(lines)
+    again = json.loads((out / "scores" / "phyprobe.json").read_text())
+    assert again["videos_scored"] == meta["videos_scored"] + len(lines) - 10
+    rerun = json.loads((out / "leaderboard.json").read_text())["evaluators"]["phyprobe"]
+    first = board["json"]["evaluators"]["phyprobe"]["per_prompt"]
+    diffs = [abs(v - first[e][p]) for e, per in rerun["per_prompt"].items() for p, v in per.items()]
+    assert max(diffs) <= 1e-6  # float32 rounding moves with the batch a video is scored in: within the tie tolerance
+    assert rerun["stats"]["win_matrix"] == board["json"]["evaluators"]["phyprobe"]["stats"]["win_matrix"]
+
+
+def test_a_foreign_videos_jsonl_is_never_overwritten(board, tmp_path, capsys):
+    foreign = tmp_path / "videos.jsonl"
+    foreign.write_text('{"id": "mine"}\n')
+    with pytest.raises(SystemExit):
+        cli(["leaderboard", str(board["root"] / "gens"), "--out", str(tmp_path), "--scorer", str(board["scorer"])])
+    assert "holds a videos.jsonl that no leaderboard wrote" in capsys.readouterr().err
+    assert foreign.read_text() == '{"id": "mine"}\n'

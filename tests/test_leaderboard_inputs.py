@@ -126,7 +126,6 @@ def test_manifest_with_checkpoints_and_the_checkpoint_gate(tmp_path, clip, capsy
         str(tmp_path / "out"),
         "--n-boot",
         "500",
-        "--no-plots",
         "--baseline",
         "@ckpt1000",
     ]
@@ -138,6 +137,7 @@ def test_manifest_with_checkpoints_and_the_checkpoint_gate(tmp_path, clip, capsy
         {"entry": "g@ckpt2000", "checkpoint": "ckpt2000", "step": 2000.0},
     ]
     assert board["groups"] == ["task"]
+    assert (tmp_path / "out" / "checkpoints_ext.png").stat().st_size > 1000
     assert cli([*base, "--scores", f"ext={tmp_path / 'worse.csv'}", "--higher-is-better", "ext"]) == 0
     assert (tmp_path / "out" / "leaderboard.md").read_text().count("| ext | g@ckpt2000 | g@ckpt1000 |") == 1
 

@@ -41,12 +41,13 @@ def resample_counts(n: int, n_boot: int, seed: int = 0) -> Iterator[np.ndarray]:
         yield np.bincount(flat, minlength=k * n).reshape(k, n).astype(np.float64)
 
 
-def unit_wins(values: np.ndarray, higher_is_better: bool) -> np.ndarray:
-    """(n, k, k): 1 where system i beats system j on a unit, 0.5 on a tie, 0 where it loses; 0 on the diagonal."""
+def unit_wins(values: np.ndarray, higher_is_better: bool, tie_tol: float = 0.0) -> np.ndarray:
+    """(n, k, k): 1 where system i beats system j on a unit, 0.5 on a tie (values within ``tie_tol``), 0 where it
+    loses; 0 on the diagonal."""
     d = values[:, :, None] - values[:, None, :]  # v_i - v_j
     if not higher_is_better:
         d = -d
-    w = np.where(d > 0, 1.0, np.where(d == 0, 0.5, 0.0))
+    w = np.where(d > tie_tol, 1.0, np.where(d >= -tie_tol, 0.5, 0.0))
     w[:, np.arange(values.shape[1]), np.arange(values.shape[1])] = 0.0
     return w
 
@@ -137,10 +138,13 @@ def paired_statistics(
     seed: int = 0,
     alpha: float = 0.05,
     strengths: bool = True,
+    tie_tol: float = 0.0,
 ) -> PairedResult:
     """Paired figures for ``values``, an (n units, k systems) array with no missing entries (a unit some system
     lacks is the caller's to leave out and report). ``higher_is_better`` says which way "better" points (False for
-    violation scores). ``strengths``: fit Bradley-Terry (once per resample; the slowest part)."""
+    violation scores). ``strengths``: fit Bradley-Terry (once per resample; the slowest part). ``tie_tol``: values this
+    close count as a tie in win rates and Bradley-Terry (e.g. a scorer's float32 rounding, which moves with the batch a
+    video was scored in)."""
     v = np.asarray(values, dtype=np.float64)
     if v.ndim != 2 or v.shape[1] != len(names):
         raise ValueError(f"values must be (units, {len(names)} systems), got shape {v.shape}")
@@ -149,7 +153,7 @@ def paired_statistics(
     n, k = v.shape
     if n == 0:
         raise ValueError("no unit is shared by every system: nothing to compare")
-    wins_u = unit_wins(v, higher_is_better)  # (n, k, k)
+    wins_u = unit_wins(v, higher_is_better, tie_tol)  # (n, k, k)
     x = np.concatenate([v, wins_u.reshape(n, k * k)], axis=1)  # every linear statistic, one column each
     point = x.mean(axis=0)
     bt = bradley_terry(point[k:].reshape(k, k) * n) if strengths else None

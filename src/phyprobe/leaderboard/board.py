@@ -17,6 +17,7 @@ from .evaluators import Column
 
 GROUP_FIELDS = ("discipline", "domain", "subject", "dimension", "category", "task", "difficulty")
 CALIPER_SD = 0.25  # clips within this many pooled standard deviations of the quality proxy count as matched
+TIE_TOL = 1e-6  # scores this close are a tie: a float32 scorer's output moves by ~1e-7 with the batch it was in
 MATCHED_SHARE = 0.5  # below this share of quality-matched comparisons, an entry's place is flagged as a quality effect
 
 
@@ -65,7 +66,7 @@ def quality_confound(
     caliper = caliper_sd * float(np.std(q))
     matched = np.abs(q[:, :, None] - q[:, None, :]) <= caliper
     matched[:, np.arange(k), np.arange(k)] = False
-    wins = unit_wins(v, higher_is_better)
+    wins = unit_wins(v, higher_is_better, TIE_TOL)
     n_cmp = len(prompts) * (k - 1)
     share = matched.sum(axis=(0, 2)) / n_cmp
     win_all = wins.sum(axis=(0, 2)) / n_cmp
@@ -121,7 +122,9 @@ def evaluate_column(
         out["stats"] = None
         return out
     strengths = len(entries) > 1 and column.kind != "dimension"  # one fit per resample: for headline columns only
-    res = paired_statistics(common.to_numpy(), entries, column.higher_is_better, n_boot, seed, alpha, strengths)
+    res = paired_statistics(
+        common.to_numpy(), entries, column.higher_is_better, n_boot, seed, alpha, strengths, TIE_TOL
+    )
     out["stats"] = res.to_json()
     prompt_groups = gens.drop_duplicates("prompt_id").set_index("prompt_id")
     out["breakdowns"] = {}
@@ -133,7 +136,7 @@ def evaluate_column(
         for value in sorted(labels.dropna().unique(), key=str):
             sub = common[labels.to_numpy() == value]
             r = paired_statistics(
-                sub.to_numpy(), entries, column.higher_is_better, n_boot, seed, alpha, strengths=False
+                sub.to_numpy(), entries, column.higher_is_better, n_boot, seed, alpha, strengths=False, tie_tol=TIE_TOL
             )
             per[str(value)] = {"prompts": int(len(sub)), "systems": r.to_json()["systems"]}
         out["breakdowns"][g] = per
@@ -223,7 +226,7 @@ def compare_to_baseline(
             r = paired_statistics(vals, ["baseline", "current"], hib, n_boot, seed, alpha, strengths=False)
             pair = r.pairs.iloc[0]
             sign = 1.0 if pair["a"] == "current" else -1.0
-            diff, lo, hi = sign * pair["diff"], *sorted((sign * pair["low"], sign * pair["high"]))
+            diff, lo, hi = sign * pair["diff"] + 0.0, *sorted((sign * pair["low"] + 0.0, sign * pair["high"] + 0.0))
             worse = diff < 0 if hib else diff > 0
             excludes0 = lo > 0 or hi < 0
             rows.append(

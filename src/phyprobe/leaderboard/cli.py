@@ -19,6 +19,7 @@ from pathlib import Path
 from ..errors import UserError
 
 EXIT_REGRESSION = 1
+MARKER = ".phyprobe-leaderboard"  # this folder's videos.jsonl, scores/ and tables are the leaderboard's to rewrite
 
 
 def add_cli(sub) -> None:
@@ -119,7 +120,10 @@ def _baseline(arg: str, board: dict) -> tuple[dict, dict]:
 
 
 def _run(args) -> int:
+    from datetime import datetime, timezone
+
     from ..data.manifest import write_jsonl
+    from ..runinfo import code_version
     from .board import build_leaderboard, compare_to_baseline
     from .evaluators import csv_column, judge_columns, parse_named, scorer_column
     from .generations import read_generations
@@ -128,7 +132,10 @@ def _run(args) -> int:
     if not 0 < args.alpha < 1:
         raise UserError(f"--alpha must be in (0, 1), got {args.alpha}")
     gens = read_generations(args.generations, args.prompts)
+    if (args.out / "videos.jsonl").exists() and not (args.out / MARKER).exists():
+        raise UserError(f"{args.out}: holds a videos.jsonl that no leaderboard wrote; pass another --out")
     args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / MARKER).touch()
     write_jsonl(args.out / "videos.jsonl", judge_manifest_rows(gens))
     columns = []
     for i, spec in enumerate(args.scorer):
@@ -153,6 +160,12 @@ def _run(args) -> int:
     if unknown:
         raise UserError(f"--higher-is-better {sorted(unknown)}: no such evaluator column (known: {names})")
     board = build_leaderboard(gens, columns, args.group, args.quality, args.n_boot, args.seed, args.alpha)
+    board["run"] = {"code": code_version(), "argv": sys.argv, "created": datetime.now(timezone.utc).isoformat()}
+    for n, ev in board["evaluators"].items():
+        short = {e: c["missing"] for e, c in ev["coverage"].items() if c["missing"]}
+        if short and ev["kind"] != "dimension":
+            lacks = ", ".join(f"{e} ({m})" for e, m in short.items())
+            print(f"{n}: prompts without a score, left out of the paired comparisons: {lacks}", file=sys.stderr)
     gate = None
     if args.baseline:
         current, base = _baseline(args.baseline, board)

@@ -76,3 +76,16 @@ def world_generators(world: str | Path, out: str | Path, source: str = "world", 
             truth[g][scene] = vid
     (out / "prompts.jsonl").write_text("".join(json.dumps(p) + "\n" for p in prompts), encoding="utf-8")
     return truth
+
+
+if __name__ == "__main__":  # python -m phyprobe.testing.generators WORLD OUT: the docs' worked example
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("world", type=Path, help="a world build (its manifest directory)")
+    ap.add_argument("out", type=Path, help="where the generator folders and prompts.jsonl go")
+    ap.add_argument("--source", default="world", help="the build's source of scenes (world: the 2D world)")
+    ap.add_argument("--seed", type=int, default=0)
+    a = ap.parse_args()
+    made = world_generators(a.world, a.out, a.source, a.seed)
+    print(f"{a.out}: {len(made)} generators x {len(next(iter(made.values())))} prompts")
