@@ -181,7 +181,10 @@ def leaderboard_table(out: Path) -> pd.DataFrame:
     keep += ["win_rate", "win_low", "win_high", "bt", "bt_low", "bt_high", "quality_matched_share", "quality_flag"]
     code = board["run"]["code"]
     version = code["package"] + (f"+{code['git_commit'][:10]}" if code.get("git_commit") else "")
-    return rows[keep].assign(version=version)
+    rows = rows[keep].copy()
+    for c in keep[3:-2]:  # blank in the breakdown rows, so read as text
+        rows[c] = pd.to_numeric(rows[c])
+    return rows.assign(version=version)
 
 
 def main() -> None:

@@ -37,6 +37,7 @@ def add_cli(sub) -> None:
     p.add_argument(
         "--scorer", action="append", default=[], metavar="[NAME=]DIR", help="an exported scorer (repeatable)"
     )
+    p.add_argument("--revision", help="Hub branch, tag or commit of the scorer(s), so every run uses the same model")
     p.add_argument("--judge", action="append", default=[], metavar="DIR", help="a `phyprobe judge run` output folder")
     p.add_argument("--scores", action="append", default=[], metavar="NAME=CSV", help="per-video video,score CSV")
     p.add_argument(
@@ -142,7 +143,9 @@ def _run(args) -> int:
         name, path = parse_named(spec)
         name = name or ("phyprobe" if len(args.scorer) == 1 else f"phyprobe{i + 1}")
         kw = {"batch_size": args.batch_size, "num_workers": args.workers, "devices": args.devices}
-        columns.append(scorer_column(path, name, gens, args.out, progress=not args.no_progress, **kw))
+        columns.append(
+            scorer_column(path, name, gens, args.out, progress=not args.no_progress, revision=args.revision, **kw)
+        )
     for path in args.judge:
         columns += judge_columns(path, gens, dimensions=not args.no_dimensions)
     for spec in args.scores:

@@ -72,11 +72,11 @@ def parse_named(text: str) -> tuple[str | None, str]:
 # --------------------------------------------------------------------------------------------- scorer
 
 
-def scorer_identity(scorer: str) -> str:
-    """What a results file was scored by: a hash of a local scorer's files, or a Hub id."""
+def scorer_identity(scorer: str, revision: str | None = None) -> str:
+    """What a results file was scored by: a hash of a local scorer's files, or a Hub id at its revision."""
     p = Path(scorer)
     if not p.is_dir():
-        return f"hub:{scorer}"
+        return f"hub:{scorer}@{revision or 'main'}"
     h = hashlib.sha256()
     for f in sorted(q for q in p.iterdir() if q.is_file() and q.suffix in (".json", ".safetensors")):
         h.update(f.name.encode())
@@ -85,7 +85,13 @@ def scorer_identity(scorer: str) -> str:
 
 
 def scorer_column(
-    scorer: str, name: str, gens: pd.DataFrame, out_dir: Path, progress: bool = True, **batch_kwargs
+    scorer: str,
+    name: str,
+    gens: pd.DataFrame,
+    out_dir: Path,
+    progress: bool = True,
+    revision: str | None = None,
+    **batch_kwargs,
 ) -> Column:
     """Score every generation not yet in ``out_dir/scores/<name>.jsonl`` with the batch scorer (resumable after a
     kill) and read the file back. A results file written by another scorer is refused, never mixed."""
@@ -98,7 +104,7 @@ def scorer_column(
         raise UserError(f"{scorer}: no such scorer directory")
     results = ResultFile(out_dir / "scores" / f"{name}.jsonl")
     meta_file = results.path.with_suffix(".json")
-    ident = scorer_identity(scorer)
+    ident = scorer_identity(scorer, revision)
     meta = json.loads(meta_file.read_text()) if meta_file.is_file() else None
     if meta is not None and meta.get("scorer_identity") != ident:
         raise UserError(
@@ -115,7 +121,7 @@ def scorer_column(
         if missing:
             raise GenerationsError(f"{missing[0]}: no such video ({len(missing)} of the generations are missing)")
         quiet_lightning()
-        model = Scorer.from_pretrained(scorer)
+        model = Scorer.from_pretrained(scorer, revision=revision)
         results.open()
         atomic_write_json(
             meta_file, {"scorer": str(scorer), "scorer_identity": ident, "seconds": seconds, "videos_scored": scored}
