@@ -22,7 +22,10 @@ NO_TORCH = (
 )
 
 
-@pytest.mark.parametrize("args", [["--help"], ["--version"], ["score", "--help"], ["score", "no/such/dir/x", "a.mp4"]])
+@pytest.mark.parametrize(
+    "args",
+    [["--help"], ["--version"], ["score", "--help"], ["leaderboard", "--help"], ["score", "no/such/dir/x", "a.mp4"]],
+)
 def test_overview_version_and_a_mistake_do_not_load_torch(args):
     res = subprocess.run([sys.executable, "-c", NO_TORCH, *args], capture_output=True, text=True, timeout=60)
     assert res.stdout.strip().endswith("LIGHT"), res.stdout + res.stderr

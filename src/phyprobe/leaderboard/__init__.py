@@ -5,21 +5,27 @@
 >>> cols = [scorer_column("outputs/demo/scorer", "phyprobe", gens, Path("lb"))]
 >>> board = build_leaderboard(gens, cols)                # the dict leaderboard.json holds
 
-``phyprobe leaderboard`` (:mod:`phyprobe.leaderboard.cli`) does the same and writes the tables and plots.
+``phyprobe leaderboard`` (:mod:`phyprobe.leaderboard.cli`) does the same and writes the tables and plots. Names load
+lazily, so the command's parser imports neither pandas nor torch.
 """
 
-from .board import build_leaderboard, compare_to_baseline, quality_confound
-from .evaluators import Column, csv_column, judge_columns, scorer_column
-from .generations import GenerationsError, read_generations
+_NAMES = {
+    "build_leaderboard": "board",
+    "compare_to_baseline": "board",
+    "quality_confound": "board",
+    "Column": "evaluators",
+    "csv_column": "evaluators",
+    "judge_columns": "evaluators",
+    "scorer_column": "evaluators",
+    "GenerationsError": "generations",
+    "read_generations": "generations",
+}
+__all__ = sorted(_NAMES)
 
-__all__ = [
-    "Column",
-    "GenerationsError",
-    "build_leaderboard",
-    "compare_to_baseline",
-    "csv_column",
-    "judge_columns",
-    "quality_confound",
-    "read_generations",
-    "scorer_column",
-]
+
+def __getattr__(name):  # lazily, so that the command's parser imports neither pandas nor torch
+    if name in _NAMES:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_NAMES[name]}", __name__), name)
+    raise AttributeError(name)

@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import UserError
-from ..scorer.batch import VIDEO_SUFFIXES
+from ..io import VIDEO_SUFFIXES
 
 REQUIRED = ("generator", "prompt_id", "video")
 RESERVED = ("generator", "checkpoint", "step", "prompt_id", "video", "id", "entry")

@@ -29,11 +29,11 @@ from torch.utils.data import DataLoader
 
 from ..errors import UserError
 from ..features.extract import ClipDataset, ExtractionModule, _worker_init, collate_clips, default_encoder_threads
+from ..io import VIDEO_SUFFIXES
 from .core import NonFiniteScoreError, Scorer
 
 log = logging.getLogger(__name__)
 
-VIDEO_SUFFIXES = (".mp4", ".mov", ".m4v", ".mkv", ".webm", ".avi", ".mpg", ".mpeg", ".gif")
 LIST_SUFFIXES = (".txt", ".lst", ".list")
 CSV_FIELDS = ("video", "score", "raw_score", "error")
 
