@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
-
 import pandas as pd
 
 from ..errors import UserError
@@ -135,9 +134,11 @@ def _check_video_file(root: Path, path: str, file: Path, line: int) -> None:
         _fail(file, line, f"video file {path!r}: {e.reason}")
 
 
-def _read_jsonl(file: Path) -> Iterable[tuple[int, dict]]:
+def read_jsonl_objects(file: Path, what: str = "manifest table") -> Iterable[tuple[int, dict]]:
+    """(line number, object) of each non-blank line of a JSON-lines file; a line that is not UTF-8, not JSON or not
+    an object stops the read with the file, the line and the reason."""
     if not file.is_file():
-        raise ManifestError(f"{file}: manifest table not found")
+        raise ManifestError(f"{file}: {what} not found")
     with open(file, "rb") as f:
         for i, raw in enumerate(f, start=1):
             try:
@@ -179,10 +180,12 @@ class Manifest:
     def load(cls, root: str | os.PathLike, check_files: bool = False) -> "Manifest":
         root = Path(root)
         if root.is_file():
-            raise ManifestError(f"{root}: is a file; a manifest is the directory that holds {VIDEOS_FILE} and {PAIRS_FILE}")
+            raise ManifestError(
+                f"{root}: is a file; a manifest is the directory that holds {VIDEOS_FILE} and {PAIRS_FILE}"
+            )
         vfile, pfile = root / VIDEOS_FILE, root / PAIRS_FILE
         videos, seen = [], set()
-        for line, row in _read_jsonl(vfile):
+        for line, row in read_jsonl_objects(vfile):
             v = _validate_video(row, vfile, line)
             if v["id"] in seen:
                 _fail(vfile, line, f"duplicate video id {v['id']!r}")
@@ -192,7 +195,11 @@ class Manifest:
             videos.append(v)
         if not videos:
             _fail(vfile, None, "no videos")
-        pairs = [_validate_pair(row, pfile, line, seen) for line, row in _read_jsonl(pfile)] if pfile.exists() else []
+        pairs = (
+            [_validate_pair(row, pfile, line, seen) for line, row in read_jsonl_objects(pfile)]
+            if pfile.exists()
+            else []
+        )
         return cls(
             videos=pd.DataFrame(videos, columns=list(VIDEO_FIELDS)),
             pairs=pd.DataFrame(pairs, columns=list(PAIR_FIELDS)),
@@ -233,7 +240,9 @@ class Manifest:
     def split(self, *names: str) -> "Manifest":
         """The videos and pairs of the given split(s); pairs keep only videos that stay."""
         m = self.keep(self.videos["split"].isin(names))
-        return Manifest(videos=m.videos, pairs=m.pairs[m.pairs["split"].isin(names)].reset_index(drop=True), root=self.root)
+        return Manifest(
+            videos=m.videos, pairs=m.pairs[m.pairs["split"].isin(names)].reset_index(drop=True), root=self.root
+        )
 
     def __len__(self) -> int:
         return len(self.videos)

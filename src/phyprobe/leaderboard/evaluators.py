@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..data.manifest import read_jsonl_objects
 from ..errors import UserError
 from .generations import GenerationsError
 
@@ -160,26 +161,19 @@ def judge_columns(path: str | os.PathLike, gens: pd.DataFrame, dimensions: bool 
     dims: dict[str, dict[str, float]] = {}
     failed: dict[str, str] = {}
     judge = None
-    with open(file, encoding="utf-8") as f:
-        for line, text in enumerate(f, 1):
-            if not text.strip():
-                continue
-            try:
-                rec = json.loads(text)
-                key = rec.get("id") if rec.get("id") in names else rec.get("path", rec.get("id"))
-            except (json.JSONDecodeError, AttributeError):
-                raise GenerationsError(f"{file}:{line}: not a judgement (a JSON object with 'id')") from None
-            if key is None:
-                raise GenerationsError(f"{file}:{line}: a judgement needs 'id' or 'path'")
-            vid = _resolve(names, str(key), f"{file}:{line}")
-            judge = judge or rec.get("judge")
-            if rec.get("score") is None:
-                failed[vid] = "; ".join(x.get("kind", "failed") for x in rec.get("failures", [])) or "no score"
-                continue
-            headline[vid] = float(rec["score"])
-            for d, v in (rec.get("dimensions") or {}).items():
-                if isinstance(v, dict) and isinstance(v.get("score"), (int, float)) and math.isfinite(v["score"]):
-                    dims.setdefault(d, {})[vid] = float(v["score"])
+    for line, rec in read_jsonl_objects(file, "judgements file"):
+        key = rec.get("id") if rec.get("id") in names else rec.get("path", rec.get("id"))
+        if key is None:
+            raise GenerationsError(f"{file}:{line}: a judgement needs 'id' or 'path'")
+        vid = _resolve(names, str(key), f"{file}:{line}")
+        judge = judge or rec.get("judge")
+        if rec.get("score") is None:
+            failed[vid] = "; ".join(x.get("kind", "failed") for x in rec.get("failures", [])) or "no score"
+            continue
+        headline[vid] = float(rec["score"])
+        for d, v in (rec.get("dimensions") or {}).items():
+            if isinstance(v, dict) and isinstance(v.get("score"), (int, float)) and math.isfinite(v["score"]):
+                dims.setdefault(d, {})[vid] = float(v["score"])
     if not headline and not failed:
         raise GenerationsError(f"{file}: no judgements in this file")
     summary_file = file.parent / "judge_summary.json"

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..data.manifest import read_jsonl_objects
 from ..errors import UserError
 from ..io import VIDEO_SUFFIXES
 
@@ -98,19 +99,7 @@ def _read_table(path: Path) -> list[tuple[int, dict]]:
                     (i + 2, {k: v for k, v in r.items() if v not in (None, "")})
                     for i, r in enumerate(csv.DictReader(f))
                 ]
-        out = []
-        with open(path, encoding="utf-8") as f:
-            for n, text in enumerate(f, 1):
-                if not text.strip():
-                    continue
-                try:
-                    row = json.loads(text)
-                except json.JSONDecodeError as e:
-                    raise GenerationsError(f"{path}:{n}: not valid JSON ({e.msg})") from None
-                if not isinstance(row, dict):
-                    raise GenerationsError(f"{path}:{n}: expected a JSON object, got {type(row).__name__}")
-                out.append((n, row))
-        return out
+        return list(read_jsonl_objects(path, "file"))
     except UnicodeDecodeError:
         raise GenerationsError(f"{path}: not UTF-8 text") from None
     except csv.Error as e:
