@@ -193,9 +193,16 @@ def run_eval(cfg: DictConfig) -> dict:
         from .external import read_external_scores
 
         scores = read_external_scores(
-            cfg.scores_csv, manifest, higher_means=cfg.higher_means, whole=Manifest.load(bench.manifest)
+            cfg.scores_csv,
+            manifest,
+            higher_means=cfg.get("higher_means"),
+            whole=Manifest.load(bench.manifest),
+            fmt=cfg.get("scores_format"),
+            video_col=cfg.get("scores_video_col"),
+            score_col=cfg.get("scores_score_col"),
+            root=cfg.get("scores_root"),
         )
-        evaluator = str(cfg.scores_csv)
+        evaluator = str(cfg.scores_csv) + (f" ({cfg.scores_format})" if cfg.get("scores_format") else "")
     else:
         scorer_dir = Path(cfg.scorer) if cfg.get("scorer") else Path(cfg.run) / "scorer"
         clip = OmegaConf.to_container(cfg.clip) if cfg.get("clip") else None

@@ -27,8 +27,8 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from ..manifest import PAIR_FIELDS, PAIRS_FILE, VIDEO_FIELDS, VIDEOS_FILE
 from ..magnitudes import MagnitudeMap
+from ..manifest import PAIR_FIELDS, PAIRS_FILE, VIDEO_FIELDS, VIDEOS_FILE
 
 log = logging.getLogger(__name__)
 
@@ -154,11 +154,20 @@ def require_columns(df: pd.DataFrame, required: Iterable[str], path: Path) -> No
         fail(path, f"missing column(s) {missing}; found {list(df.columns)}")
 
 
-def check_count(path: Path, got: int, want: int | None, what: str, check: bool) -> None:
-    """The authors' published count: a mismatch means a partial download or a different release."""
-    if check and want is not None and got != want:
+def check_count(path: Path, got: int, want: int | None, what: str, check: bool, tolerance: int = 0,
+                stated: str | None = None) -> str | None:
+    """The authors' published count: a mismatch means a partial download or a different release.
+    ``stated``: a figure the authors give only rounded ("26.5k": ``want`` 26,500, ``tolerance`` 50) or differently
+    in different places, as they state it; a count off by more than ``tolerance`` is then a one-line warning
+    naming the file and both numbers, not an error, and returned (for the conversion report)."""
+    if check and want is not None and abs(got - want) > tolerance and stated is not None:
+        msg = f"{path}: found {got} {what}, published: {stated} (partial download or another release?)"
+        log.warning("%s", msg)
+        return msg
+    if check and want is not None and abs(got - want) > tolerance:
         raise ConversionError(f"{path}: expected {want} {what} as published, found {got} "
                               "(partial download or another release? pass --no-check-counts to convert anyway)")
+    return None
 
 
 def parse_int(series: pd.Series, path: Path, field_name: str, lo: int, hi: int, row_offset: int = 1) -> np.ndarray:

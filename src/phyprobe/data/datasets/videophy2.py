@@ -13,12 +13,29 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .base import (ManifestWriter, VideoIndex, check_count, fail, find_file, group_pairs, load_magnitude_map,
-                   pair_frame, parse_int, parse_list_literal, parse_truthy, read_csv, ref_key, ref_parts, video_frame)
+from .base import (
+    ManifestWriter,
+    VideoIndex,
+    check_count,
+    fail,
+    find_file,
+    group_pairs,
+    load_magnitude_map,
+    pair_frame,
+    parse_int,
+    parse_list_literal,
+    parse_truthy,
+    read_csv,
+    ref_key,
+    ref_parts,
+    video_frame,
+)
 
 NAME = "videophy2"
 FILES = {"train": ["videophy2_training.csv", "videophy2_train.csv"], "test": ["videophy2_test.csv"]}
-EXPECTED_ROWS = {"test": 3397, "train": None}  # train: ~3,343 unique rows by third-party counts, not published exactly
+# test: the rows of the published videophy2_test.csv (the dataset card's viewer: "3.4k rows"; 3,397 by independent
+# counts); train: ~3,343 unique rows by third-party counts, not published exactly (docs/datasets/videophy2.md)
+EXPECTED_ROWS = {"test": 3397, "train": None}
 REQUIRED = ("caption", "video_url", "sa", "pc")
 RULE_LISTS = ("physics_rules_followed", "physics_rules_unfollowed", "physics_rules_cannot_be_determined")
 TEXT = ("action", "category", "metadata_rules", "upsampled_caption")
@@ -43,9 +60,16 @@ def read_split(path: Path, split: str, index: VideoIndex, mag_map) -> pd.DataFra
         fail(path, "empty video reference", row=int(rows[np.flatnonzero(empty.to_numpy())[0]]), field="video_url")
     meta = []
     for i, r in enumerate(df.to_dict("records")):
-        m = {"prompt": r["caption"], "pc": int(pc[i]), "sa": int(sa[i]), "joint": int(sa[i] >= 4 and pc[i] >= 4),
-             "video_url": r["video_url"]}
-        m["model"] = r.get("model_name") or (ref_parts(r["video_url"])[-2] if len(ref_parts(r["video_url"])) > 1 else None)
+        m = {
+            "prompt": r["caption"],
+            "pc": int(pc[i]),
+            "sa": int(sa[i]),
+            "joint": int(sa[i] >= 4 and pc[i] >= 4),
+            "video_url": r["video_url"],
+        }
+        m["model"] = r.get("model_name") or (
+            ref_parts(r["video_url"])[-2] if len(ref_parts(r["video_url"])) > 1 else None
+        )
         for c in RULE_LISTS:
             if c in r:
                 m[c] = parse_list_literal(r[c], path, int(rows[i]), c)
@@ -55,12 +79,21 @@ def read_split(path: Path, split: str, index: VideoIndex, mag_map) -> pd.DataFra
             m["is_hard"] = parse_truthy(r["is_hard"])
         m.update({c: r[c] for c in TEXT if c in r})
         meta.append(m)
-    v = video_frame([f"{NAME}:{ref_key(u)}" for u in refs], [index.resolve(u) for u in refs], NAME, False, split,
-                    magnitude=mag_map({"pc": pc}), metadata=meta)
+    v = video_frame(
+        [f"{NAME}:{ref_key(u)}" for u in refs],
+        [index.resolve(u) for u in refs],
+        NAME,
+        False,
+        split,
+        magnitude=mag_map({"pc": pc}),
+        metadata=meta,
+    )
     return v.assign(ref=refs.to_numpy(), file=str(path), row=rows, caption=df["caption"].to_numpy())
 
 
-def convert(root: Path, out: Path, videos: str | None = None, magnitudes=None, configs=None, check_counts: bool = True) -> Path:
+def convert(
+    root: Path, out: Path, videos: str | None = None, magnitudes=None, configs=None, check_counts: bool = True
+) -> Path:
     root = Path(root)
     index = VideoIndex(Path(videos) if videos else root)
     mag_map = load_magnitude_map(NAME, magnitudes, configs)
