@@ -26,15 +26,15 @@ BENCHMARKS = {
     "implausibench": ("implausibench", {}),
     "videogen_rewardbench": ("videogen_rewardbench", {}),
     "videogen_rewardbench_overall": ("videogen_rewardbench", {"dim": "Overall"}),
-    "monetbench": ("monetbench", {}),
-    "rapidata_i2v": ("rapidata", {}),
+    "monetbench": ("monetbench", {"standard_answer": "names_preferred"}),  # as configs/benchmark/monetbench.yaml
+    "rapidata_i2v": ("rapidata", {"coherence_votes": "for_better"}),  # as configs/benchmark/rapidata_i2v.yaml
 }
 # training component -> (converter, options): every converter, benchmark-only sets converted as split=train
 TRAINING = {
     "videophy2": ("videophy2", {}),
     "videofeedback2": ("videofeedback2", {}),
-    "monetbench": ("monetbench", {}),
-    "rapidata": ("rapidata", {"split": "train"}),
+    "monetbench": ("monetbench", {"annotation_codes": "higher_better", "standard_answer": "names_preferred"}),
+    "rapidata": ("rapidata", {"split": "train", "coherence_votes": "for_better"}),  # a training set needs its direction
     "real_folder": ("real_folder", {}),
     "rated_folder": ("rated_folder", {}),
     "pid": ("pid", {"split": "train"}),

@@ -1,9 +1,12 @@
-"""``phyprobe data``: prepare a dataset, describe a manifest, check training data for leakage."""
+"""``phyprobe data``: prepare a dataset, check which way its labels point, describe a manifest, check training
+data for leakage."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+
+STRING_OPTIONS = ("coherence_votes", "annotation_codes", "standard_answer")  # direction options, taken as written
 
 
 def _value(text: str):
@@ -17,33 +20,65 @@ def add_cli(sub) -> None:
     data = p.add_subparsers(dest="data_command", required=True)
 
     prep = data.add_parser("prepare", help="convert a dataset as published into a pair manifest")
-    prep.add_argument("name", help="videophy2 | videofeedback2 | pid | implausibench | videogen_rewardbench | "
-                                   "monetbench | rapidata | real_folder | rated_folder")
-    prep.add_argument("--root", required=True, help="where the downloaded files are (folder, unzipped archive or HF cache)")
+    prep.add_argument(
+        "name",
+        help="videophy2 | videofeedback2 | pid | implausibench | videogen_rewardbench | "
+        "monetbench | rapidata | real_folder | rated_folder",
+    )
+    prep.add_argument(
+        "--root", required=True, help="where the downloaded files are (folder, unzipped archive or HF cache)"
+    )
     prep.add_argument("--out", required=True, help="manifest directory to write")
-    prep.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                      help="a converter option, e.g. --set dim=Overall, --set videos=/data/vp2_videos, --set split=train")
+    prep.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a converter option, e.g. --set dim=Overall, --set videos=/data/vp2_videos, --set split=train",
+    )
     prep.add_argument("--magnitudes", help="magnitude map YAML (default: configs/magnitudes/NAME.yaml)")
-    prep.add_argument("--no-check-counts", action="store_true", help="convert even if row counts differ from the published ones")
+    prep.add_argument(
+        "--no-check-counts", action="store_true", help="convert even if row counts differ from the published ones"
+    )
     prep.set_defaults(func=_prepare)
+
+    ck = data.add_parser("check", help="measure which way a dataset's votes or codes point (exit 1: likely inversion)")
+    ck.add_argument("name", help="rapidata | monetbench")
+    ck.add_argument("--root", required=True, help="where the downloaded files are (as for prepare)")
+    ck.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="the reading to test, e.g. --set coherence_votes=for_worse (rapidata), "
+        "--set annotation_codes=higher_better / standard_answer=names_preferred (monetbench)",
+    )
+    ck.add_argument("--magnitudes", help="magnitude map YAML (monetbench; default: configs/magnitudes/monetbench.yaml)")
+    ck.set_defaults(func=_check)
 
     st = data.add_parser("stats", help="counts by source, kind, correspondence and split, with plots")
     st.add_argument("manifest")
     st.add_argument("--plots", help="folder for the plots (default: MANIFEST/stats)")
-    st.add_argument("--maps", help="magnitude maps to plot beside the histograms (default: the project's configs/magnitudes)")
+    st.add_argument(
+        "--maps", help="magnitude maps to plot beside the histograms (default: the project's configs/magnitudes)"
+    )
     st.set_defaults(func=_stats)
 
-    lk = data.add_parser("leakage", help="fail if training videos, prompts or first frames occur in a benchmark's test split")
+    lk = data.add_parser(
+        "leakage", help="fail if training videos, prompts or first frames occur in a benchmark's test split"
+    )
     lk.add_argument("manifest", help="the training manifest")
     lk.add_argument("--benchmark", action="append", required=True, help="benchmark name or YAML (repeatable)")
-    lk.add_argument("--allow", action="append", default=[], help="an allowed overlap: KIND, BENCHMARK or BENCHMARK:KIND")
+    lk.add_argument(
+        "--allow", action="append", default=[], help="an allowed overlap: KIND, BENCHMARK or BENCHMARK:KIND"
+    )
     lk.add_argument("--cache", default=".cache/leakage", help="where video fingerprints are cached")
     lk.set_defaults(func=_leakage)
 
 
 def _prepare(args) -> int:
-    from . import ConversionError, prepare
     from ..manifest import Manifest
+    from . import ConversionError, prepare
 
     opts = {}
     for item in args.set:
@@ -51,7 +86,7 @@ def _prepare(args) -> int:
             print(f"error: --set expects KEY=VALUE, got {item!r}", file=sys.stderr)
             return 2
         k, v = item.split("=", 1)
-        opts[k] = _value(v) if k not in ("videos", "csv", "split", "dim", "subset") else v
+        opts[k] = _value(v) if k not in ("videos", "csv", "split", "dim", "subset", *STRING_OPTIONS) else v
     if args.magnitudes:
         opts["magnitudes"] = args.magnitudes
     try:
@@ -60,8 +95,44 @@ def _prepare(args) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 1
     m = Manifest.load(out)
-    print(f"{args.name}: {len(m.videos)} videos, {len(m.pairs)} pairs -> {out} (report: {out / 'conversion_report.json'})")
+    print(
+        f"{args.name}: {len(m.videos)} videos, {len(m.pairs)} pairs -> {out} (report: {out / 'conversion_report.json'})"
+    )
     return 0
+
+
+CHECKS = {"rapidata": "rapidata", "monetbench": "monetbench"}
+
+
+def _check(args) -> int:
+    """0: consistent or inconclusive (printed), 1: a likely inversion, 2: bad input (one line naming the file)."""
+    import importlib
+
+    from . import ConversionError
+
+    if args.name not in CHECKS:
+        print(f"error: no direction check for {args.name!r}; checks exist for {sorted(CHECKS)}", file=sys.stderr)
+        return 2
+    opts = {}
+    for item in args.set:
+        if "=" not in item:
+            print(f"error: --set expects KEY=VALUE, got {item!r}", file=sys.stderr)
+            return 2
+        k, v = item.split("=", 1)
+        opts[k] = v
+    if args.magnitudes:
+        opts["magnitudes"] = args.magnitudes
+    check = importlib.import_module(f"{__package__}.{CHECKS[args.name]}").check
+    try:
+        res = check(Path(args.root), **opts)
+    except TypeError as e:
+        print(f"error: {args.name}: {e}", file=sys.stderr)
+        return 2
+    except (ConversionError, FileNotFoundError, ValueError, OSError) as e:
+        print(f"error: {' '.join(str(e).split())}", file=sys.stderr)
+        return 2
+    print("\n".join(res.lines()))
+    return 1 if res.verdict == "inverted" else 0
 
 
 def _stats(args) -> int:

@@ -12,7 +12,17 @@ from pathlib import Path
 
 import numpy as np
 
-from .base import ManifestWriter, VideoIndex, check_count, fail, find_file, pair_frame, read_json_records, ref_key, video_frame
+from .base import (
+    ManifestWriter,
+    VideoIndex,
+    check_count,
+    fail,
+    find_file,
+    pair_frame,
+    read_json_records,
+    ref_key,
+    video_frame,
+)
 
 NAME = "implausibench"
 FILE = "ImplausiBench-MCQA.json"

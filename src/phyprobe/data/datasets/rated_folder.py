@@ -15,8 +15,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .base import (ManifestWriter, VideoIndex, fail, find_file, group_pairs, load_magnitude_map, pair_frame,
-                   read_csv, video_frame)
+from .base import (
+    ManifestWriter,
+    VideoIndex,
+    fail,
+    find_file,
+    group_pairs,
+    load_magnitude_map,
+    pair_frame,
+    read_csv,
+    video_frame,
+)
 from .splits import hash_split
 
 NAME = "rated_folder"
