@@ -11,6 +11,7 @@ import pytest
 
 from phyprobe.cli import main as cli_main
 from phyprobe.data.datasets import ConversionError, available_datasets, prepare
+from phyprobe.data.datasets.directions import DirectionError
 from phyprobe.data.magnitudes import MagnitudeMap
 from phyprobe.data.manifest import Manifest
 from phyprobe.testing.configs import CONFIGS
@@ -112,7 +113,11 @@ def test_videogen_rewardbench_a_b_same_labels(raw, tmp_path, dim):
 
 
 def test_monetbench_test_answers_and_train_magnitudes(raw, tmp_path):
-    m = convert("monetbench", raw["monetbench"], tmp_path / "out")
+    # no primary source states the codes' direction, and these files cannot measure it: the user must state it
+    with pytest.raises(DirectionError, match=r"refusing to write training pairs .* --set annotation_codes="):
+        convert("monetbench", raw["monetbench"], tmp_path / "refused")
+    assert not (tmp_path / "refused" / "videos.jsonl").exists()
+    m = convert("monetbench", raw["monetbench"], tmp_path / "out", annotation_codes="higher_better")
     test = m.pairs[m.pairs["split"] == "test"]
     assert list(test["label"]) == [0.0, 1.0, 0.5]  # video1 / video2 / tie, the preferred video less violating
     tr = m.videos[m.videos["split"] == "train"].set_index("id")
@@ -208,7 +213,7 @@ def test_monetbench_and_rapidata_bad_values_name_row_and_field(raw, tmp_path):
     df.loc[1, "standard_answer"] = "both"
     df.to_parquet(t, index=False)
     with pytest.raises(ConversionError, match=r"test-00000-of-00001.parquet: row 1, field 'standard_answer': 'both'"):
-        convert("monetbench", root, tmp_path / "out")
+        convert("monetbench", root, tmp_path / "out", annotation_codes="higher_better")
     root = tmp_path / "rd"
     shutil.copytree(raw["rapidata_video"], root)
     t = root / "data" / "train-00000-of-00001.parquet"
@@ -252,7 +257,7 @@ def test_expected_counts_checked_and_a_mismatch_names_the_file(raw, tmp_path):
     with pytest.raises(
         ConversionError, match=r"test-00000-of-00001.parquet: expected 1000 pairs as published, found 3"
     ):
-        prepare("monetbench", raw["monetbench"], tmp_path / "c", configs=str(CONFIGS))
+        prepare("monetbench", raw["monetbench"], tmp_path / "c", configs=str(CONFIGS), annotation_codes="higher_better")
     with pytest.raises(ConversionError, match=r"ImplausiBench-MCQA.json: expected 150 pairs as published, found 3"):
         prepare("implausibench", raw["implausibench"], tmp_path / "d")
 

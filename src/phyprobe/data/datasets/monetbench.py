@@ -14,8 +14,8 @@ Neither direction has a primary source, so both are named options:
   test split is an evaluation split).
 - ``annotation_codes``: ``higher_better`` (a higher code = the more plausible video) or
   ``higher_worse``. The magnitude map states the reading it is written for (``annotation_codes:``);
-  ``higher_worse`` reflects the codes on the map's range before mapping. Neither given: the training
-  pairs are refused.
+  ``higher_worse`` reflects the codes on the map's range before mapping. Without ``--set``, the map's
+  reading is used only when :func:`check` agrees on the files; otherwise the training pairs are refused.
 
 A reading taken without ``--set`` is checked on the files (:func:`check`) and refused when they
 contradict it.
@@ -335,14 +335,21 @@ def convert(
                     f"({dec.evidence.text()}); choose with --set annotation_codes={dec.inverse} "
                     f"(or {map_codes})"
                 )
+            if dec is None or dec.verdict != "agrees":  # no primary source and no evidence: the user decides
+                measured = dec.evidence.text() if dec else "nothing to measure it against"
+                raise DirectionError(
+                    f"{root}: refusing to write training pairs from annotation codes of unverified direction "
+                    f"({where} assumes {map_codes}; the check on these files: {measured}); pass "
+                    "--set annotation_codes=higher_better|higher_worse, see `phyprobe data check monetbench`"
+                )
             codes = map_codes
             notes.append(
-                f"direction: annotation_codes={codes} declared by {where} (no primary source)"
-                + (f"; check: {dec.evidence.text()}" if dec else "")
+                f"direction: annotation_codes={codes} declared by {where} (no primary source); the check on these "
+                f"files agrees: {dec.evidence.text()}"
             )
             warn(
-                f"monetbench: annotation codes read {codes}, as {where} states; no primary source: "
-                "pass --set annotation_codes=higher_better|higher_worse to state it"
+                f"monetbench: annotation codes read {codes}, as {where} states and the check on these files agrees; "
+                "no primary source: pass --set annotation_codes=higher_better|higher_worse to state it"
             )
         else:
             notes.append(f"direction: annotation_codes={codes} (declared)")
