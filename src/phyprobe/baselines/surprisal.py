@@ -1,6 +1,6 @@
 """Feature-space surprisal with the same frozen encoder the probe uses.
 
-The V-JEPA intuitive-physics baseline (formats.md §6) scores a video by how badly a predictor
+The V-JEPA intuitive-physics baseline (Garrido et al. 2025; docs/encoders.md) scores a video by how badly a predictor
 trained on natural video predicts the next features. Without V-JEPA's own predictor we fit one:
 ridge regression from the ``context`` previous frames' features to the next frame's, on plausible
 clips only. Targets are layer-normalised per frame as V-JEPA does (``normalize_targets``), and the

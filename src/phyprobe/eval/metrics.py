@@ -50,7 +50,7 @@ def pairwise_accuracy(score_a, score_b, label, tie_credit: float = 0.5) -> float
 
 
 # ---------------------------------------------------------------------------------------------
-# VideoAlign / MonetBench (formats.md §5.1, §5.2)
+# VideoAlign / MonetBench (docs/datasets/videogen_rewardbench.md, docs/datasets/monetbench.md)
 
 
 def human_preference(label) -> np.ndarray:
@@ -63,7 +63,7 @@ def human_preference(label) -> np.ndarray:
 
 
 def suff_stats(h, m, eps: float) -> dict[str, int]:
-    """Deutsch et al. (2023) contingency counts at model-tie threshold ``eps`` (formats.md §5.1).
+    """Deutsch et al. (2023) contingency counts at model-tie threshold ``eps`` (docs/datasets/videogen_rewardbench.md).
 
     Thm: both tie (h == 0, |m| <= eps); Th: human tie only; Tm: model tie only; C: same order;
     D: everything else — including an exact model tie ``m == 0`` when ``eps < 0``.
@@ -80,7 +80,7 @@ def suff_stats(h, m, eps: float) -> dict[str, int]:
 
 
 def accuracy_without_ties(h, m) -> float:
-    """VideoAlign "w/o ties" and MonetBench diff** (formats.md §5.1/§5.2): C / (C + D) over pairs
+    """VideoAlign "w/o ties" and MonetBench diff** (docs/datasets/videogen_rewardbench.md, docs/datasets/monetbench.md): C / (C + D) over pairs
     with a human preference; an exact model tie counts as D (``suff_stats(h, m, -1)``)."""
     s = suff_stats(h, m, -1.0)
     n = s["C"] + s["D"]
@@ -88,7 +88,7 @@ def accuracy_without_ties(h, m) -> float:
 
 
 def tie_calibrated_accuracy(h, m) -> float:
-    """VideoAlign "w/ ties" and MonetBench tau* (Deutsch et al. 2023, Alg. 1; formats.md §5.1).
+    """VideoAlign "w/ ties" and MonetBench tau* (Deutsch et al. 2023, Alg. 1; docs/datasets/videogen_rewardbench.md).
 
     Replicates ``calc_accuracy_with_ties`` of KwaiVGI/VideoAlign exactly: pairs are stable-sorted by
     |m|, then moved into the model-tie column *one at a time* (pairs with equal |m| are not moved
@@ -200,7 +200,7 @@ def auroc_batched(is_violating, score) -> np.ndarray:
 
 
 def pid_metrics(is_plausible, score, threshold: float = 0.5) -> dict[str, float]:
-    """PhyDetEx's binary figures (formats.md §3) from a violation score and a threshold.
+    """PhyDetEx's binary figures (docs/datasets/pid.md) from a violation score and a threshold.
 
     A video is *called plausible* iff ``score < threshold`` (a score exactly at the threshold is
     called implausible). F1 takes plausible as the positive class with the official 1e-7 terms:

@@ -13,9 +13,9 @@ Protocols (``PROTOCOLS``):
                  gen-gen, real-real, levels, AUROC, score range, and the quality confound;
 ``quality``      the quality-confound figures alone;
 ``pairwise``     generic matched pairs (ImplausiBench, VideoPhy-2 / VideoFeedback2 same-prompt pairs);
-``videoalign``   VideoGen-RewardBench accuracy with and without ties (formats.md §5.1);
-``monetbench``   tau* and diff** (formats.md §5.2);
-``pid``          binary plausible / implausible (formats.md §3);
+``videoalign``   VideoGen-RewardBench accuracy with and without ties (docs/datasets/videogen_rewardbench.md);
+``monetbench``   tau* and diff** (docs/datasets/monetbench.md);
+``pid``          binary plausible / implausible (docs/datasets/pid.md);
 ``correlation``  per-video human scores (VideoPhy-2 ``pc``, VideoFeedback2 ``phy_score``).
 """
 
@@ -287,7 +287,7 @@ def _pairwise(
     correspondence: str | list[str] | None = None,
     tie_credit: float = 0.5,
 ) -> dict:
-    """Matched-pair accuracy (e.g. ImplausiBench: mean [s(implausible) > s(real)], formats.md §4).
+    """Matched-pair accuracy (e.g. ImplausiBench: mean [s(implausible) > s(real)], docs/datasets/implausibench.md).
 
     Label ties are skipped; exact model ties earn ``tie_credit`` (0.5; 0.0 gives the strict ``>`` of
     the ImplausiBench formula). Broken down by pair kind and correspondence when there are several.
@@ -337,7 +337,7 @@ def _tie_calibrated(names: tuple[str, str]) -> Callable:
 
 
 def _pid(manifest: Manifest, scores, boot: _Boot, threshold: float = 0.5) -> dict:
-    """formats.md §3 on a violation score: AUROC (threshold-free) and the official accuracy / F1
+    """docs/datasets/pid.md on a violation score: AUROC (threshold-free) and the official accuracy / F1
     with plausible as the positive class at ``threshold`` on the evaluator's own scale."""
     vt = video_table(manifest, scores)
     plausible = (vt["variant"] != "violated").to_numpy()
@@ -353,7 +353,7 @@ def _correlation(
     manifest: Manifest, scores, boot: _Boot, human_key: str, human_higher_means: str = "violation"
 ) -> dict:
     """Spearman / Pearson / Kendall tau-b between the violation score and a per-video human score
-    in ``metadata[human_key]``, reported x1 (VideoScore2 reports x100, formats.md §1.3).
+    in ``metadata[human_key]``, reported x1 (VideoScore2 reports x100, docs/datasets/videophy2.md).
 
     ``human_higher_means="plausible"`` (VideoPhy-2 ``pc``, VideoFeedback2 ``phy_score``) negates the
     human score so that a positive correlation always means agreement. Videos without the key are
