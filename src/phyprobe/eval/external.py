@@ -25,9 +25,9 @@ import math
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
-from urllib.parse import unquote, urlparse
+from pathlib import Path
 
+from phyprobe.data.datasets.base import ref_parts
 from phyprobe.data.manifest import Manifest
 from phyprobe.errors import UserError
 
@@ -115,9 +115,7 @@ def video_lookup(manifest: Manifest) -> dict[str, list[str]]:
 
 def _parts(value: str) -> tuple[str, ...]:
     """A path or URL as path parts (a URL's path, URL-decoded; ``.`` and empty parts dropped)."""
-    if "://" in value:
-        value = unquote(urlparse(value).path)
-    return tuple(p for p in PurePosixPath(value.replace("\\", "/")).parts if p not in ("/", ".", ""))
+    return tuple(p for p in ref_parts(value) if p)
 
 
 def _real(path) -> str:

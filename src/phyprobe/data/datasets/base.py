@@ -21,7 +21,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterable
-from urllib.parse import unquote, urlparse
+from urllib.parse import unquote, urlsplit
 
 import numpy as np
 import pandas as pd
@@ -277,9 +277,11 @@ class VideoIndex:
 
 
 def ref_parts(ref: str) -> tuple[str, ...]:
-    """A published reference split into path parts (a URL's path, URL-decoded)."""
+    """A published reference split into path parts (a URL's path, URL-decoded). ``urlsplit``, not ``urlparse``:
+    published file names are often captions holding ``;`` ("..._table;_it_tilts_...mp4", VideoPhy-2), which
+    ``urlparse`` cuts off as URL parameters."""
     if "://" in ref:
-        ref = unquote(urlparse(ref).path)
+        ref = unquote(urlsplit(ref).path)
     parts = tuple(p for p in PurePosixPath(ref.replace("\\", "/")).parts if p not in ("/", ".", ""))
     return parts or (ref,)
 

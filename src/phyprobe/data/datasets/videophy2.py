@@ -67,9 +67,8 @@ def read_split(path: Path, split: str, index: VideoIndex, mag_map) -> pd.DataFra
             "joint": int(sa[i] >= 4 and pc[i] >= 4),
             "video_url": r["video_url"],
         }
-        m["model"] = r.get("model_name") or (
-            ref_parts(r["video_url"])[-2] if len(ref_parts(r["video_url"])) > 1 else None
-        )
+        parts = ref_parts(r["video_url"])
+        m["model"] = r.get("model_name") or (parts[-2] if len(parts) > 1 else None)
         for c in RULE_LISTS:
             if c in r:
                 m[c] = parse_list_literal(r[c], path, int(rows[i]), c)
