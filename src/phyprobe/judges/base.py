@@ -75,7 +75,7 @@ class LLMJudge(ABC):
 def _sample(reply: Reply, seed: int, judge: LLMJudge, item: Item) -> dict:
     s = {"seed": seed, "raw": reply.text, "error": None, "parsed": None}
     if not reply.ok:
-        s["error"], s["kind"] = reply.error, "request"
+        s["error"], s["kind"] = reply.error, reply.kind or "request"  # "timeout": past the total deadline
         return s
     try:
         s["parsed"] = judge.parse(item, reply.text)

@@ -8,11 +8,17 @@ not inventing answers:
   (SIGKILL included) resumes without re-sending a cached request, because each reply is one complete
   line appended with a single ``write`` and a torn last line is skipped on load;
 - transient failures (429, 5xx, timeouts, dropped connections) are retried with exponential backoff,
-  honouring the server's ``retry-after``; what still fails is returned as a failed reply with its
-  error, never as a made-up answer (parsing the answer is the judge's job, see ``parsing``);
+  honouring the server's ``retry-after`` (a malformed one is ignored); what still fails is returned as a
+  failed reply with its error, never as a made-up answer (parsing the answer is the judge's job, see
+  ``parsing``);
+- ``timeout_s`` is a *total* deadline per attempt (connect, send, wait and read together), enforced on
+  every socket operation (``_DeadlineBackend``), so a server that trickles a byte at a time cannot stretch
+  it; an attempt past it is a ``timeout`` and is retried like any other;
+- a 401/403 stops the run at once with one line naming the server (``JudgeServerError``, a ``UserError``);
 - requests run on a bounded thread pool, so at most ``concurrency`` are in flight;
 - the API key is read from an environment variable and only handed to the ``openai`` client: it is
-  never logged, written, or left in an error message (``_scrub``).
+  never logged, and it is redacted (``_scrub``) from everything kept, reply texts included, so a server
+  that echoes it cannot get it into the judgements or the cache.
 
 Video reaches the model in one of three ways (as OpenAI-compatible servers such as vLLM and SGLang take it): ``images`` (one ``image_url`` part per
 sampled JPEG frame, as the Sci-VBench-style code does), ``video_frames`` (the sampled JPEGs as one
@@ -34,20 +40,25 @@ import threading
 import time
 from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import cv2
 import numpy as np
 
+from ..errors import UserError
+
 log = logging.getLogger(__name__)
 
 TRANSPORTS = ("images", "video_frames", "video_url")
+MIN_SECRET_LEN = 8  # shorter API keys are placeholders (vLLM's "EMPTY"), not secrets: see JudgeClient._scrub
 _RETRYABLE_STATUS = {408, 409, 429}
 
 
-class JudgeServerError(RuntimeError):
-    """The server refused the whole run (bad key, unknown model): retrying cannot help."""
+class JudgeServerError(UserError, RuntimeError):
+    """The server refused the whole run (a 401/403: the key or the URL is wrong): retrying cannot help, and it is
+    the user's configuration, so the CLI reports it as one line."""
 
 
 @dataclass(frozen=True)
@@ -121,10 +132,12 @@ class Request:
 
 @dataclass
 class Reply:
-    """What came back for one request. ``text`` is None exactly when ``error`` says why."""
+    """What came back for one request. ``text`` is None exactly when ``error`` says why, and ``kind`` is then
+    ``timeout`` (the last attempt ran past its deadline) or ``request`` (anything else)."""
 
     text: str | None
     error: str | None = None
+    kind: str | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
@@ -135,6 +148,9 @@ class Reply:
     @property
     def ok(self) -> bool:
         return self.text is not None
+
+
+_REPLY_FIELDS = {f for f in Reply.__dataclass_fields__}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -256,24 +272,141 @@ class ResponseCache:
 # client
 
 
-def _retry_after(exc) -> float | None:
-    """Seconds the server asked us to wait (``retry-after-ms``, ``retry-after`` seconds or HTTP date)."""
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None) or {}
-    ms = headers.get("retry-after-ms")
-    if ms is not None:
-        try:
-            return float(ms) / 1000.0
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
+def _seconds(value, scale: float = 1.0) -> float | None:
+    """A finite, non-negative number of seconds from a header value, or None for anything else."""
     try:
-        return float(value)
-    except ValueError:
-        when = email.utils.parsedate_to_datetime(value) if value else None
-        return max(0.0, when.timestamp() - time.time()) if when else None
+        v = float(value) * scale
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return v if math.isfinite(v) and v >= 0 else None
+
+
+def _retry_after(exc) -> float | None:
+    """Seconds the server asked us to wait (``retry-after-ms``, ``retry-after`` seconds or HTTP date); None when it
+    asked nothing usable (absent, malformed, negative, not finite), which means the default backoff."""
+    response = getattr(exc, "response", None)
+    try:
+        headers = getattr(response, "headers", None) or {}
+        ms, value = headers.get("retry-after-ms"), headers.get("retry-after")
+    except Exception:  # noqa: BLE001 - a header we cannot read is a header we ignore
+        return None
+    wait = _seconds(ms, 1e-3) if ms is not None else None
+    if wait is not None or value is None:
+        return wait
+    wait = _seconds(value)
+    if wait is not None:
+        return wait
+    try:
+        when = email.utils.parsedate_to_datetime(str(value))
+        return _seconds(max(0.0, when.timestamp() - time.time())) if when else None  # a date past: now
+    except (TypeError, ValueError, OverflowError, IndexError):
+        return None
+
+
+# ---------------------------------------------------------------------------------------------
+# a total deadline per attempt
+#
+# ``httpx`` timeouts bound each socket operation, not the request: a server that sends a byte every
+# ``timeout_s - 1`` seconds keeps a request alive for ever. The deadline of the attempt running in
+# this thread (the ``openai`` client is synchronous, so the HTTP exchange runs in the calling thread)
+# caps the timeout of every connect, write and read, and an operation that starts past it fails at
+# once with the HTTP library's own timeout error, which closes the connection, so nothing lingers.
+
+
+_attempt = threading.local()
+
+
+def _bounded(timeout: float | None, phase: str) -> float | None:
+    at = getattr(_attempt, "deadline", None)
+    if at is None:
+        return timeout
+    left = at - time.monotonic()
+    if left <= 0:
+        import httpcore2
+
+        exc = {"connect": httpcore2.ConnectTimeout, "write": httpcore2.WriteTimeout}.get(phase, httpcore2.ReadTimeout)
+        raise exc(f"the request's total deadline of {_attempt.total:g} s passed")
+    return left if timeout is None else min(timeout, left)
+
+
+def _deadline_backend_classes():
+    import httpcore2
+
+    class DeadlineStream(httpcore2.NetworkStream):
+        def __init__(self, inner):
+            self._inner = inner
+
+        def read(self, max_bytes, timeout=None):
+            return self._inner.read(max_bytes, _bounded(timeout, "read"))
+
+        def write(self, buffer, timeout=None):
+            return self._inner.write(buffer, _bounded(timeout, "write"))
+
+        def close(self):
+            return self._inner.close()
+
+        def start_tls(self, ssl_context, server_hostname=None, timeout=None):
+            return DeadlineStream(self._inner.start_tls(ssl_context, server_hostname, _bounded(timeout, "connect")))
+
+        def get_extra_info(self, info):
+            return self._inner.get_extra_info(info)
+
+    class DeadlineBackend(httpcore2.NetworkBackend):
+        def __init__(self, inner):
+            self._inner = inner
+
+        def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+            t = _bounded(timeout, "connect")
+            return DeadlineStream(self._inner.connect_tcp(host, port, t, local_address, socket_options))
+
+        def connect_unix_socket(self, path, timeout=None, socket_options=None):
+            return DeadlineStream(self._inner.connect_unix_socket(path, _bounded(timeout, "connect"), socket_options))
+
+        def sleep(self, seconds):
+            return self._inner.sleep(seconds)
+
+    return DeadlineBackend
+
+
+def _install_deadline(openai_client) -> bool:
+    """Wrap the network backend of every connection pool of ``openai_client``'s HTTP client (the default transport
+    and any proxy mounts) so that the thread's attempt deadline bounds every socket operation. False when this
+    version of the HTTP stack is not laid out as expected; the caller then falls back to a watchdog thread."""
+    try:
+        backend_cls = _deadline_backend_classes()
+        http = openai_client._client
+        transports = [http._transport, *(t for t in getattr(http, "_mounts", {}).values() if t is not None)]
+        pools = [t._pool for t in transports]
+        if not pools or not all(hasattr(p, "_network_backend") for p in pools):
+            return False
+        for p in pools:
+            if not isinstance(p._network_backend, backend_cls):
+                p._network_backend = backend_cls(p._network_backend)
+        return True
+    except (AttributeError, ImportError):
+        return False
+
+
+class _PastDeadline(Exception):
+    """The watchdog's verdict on an attempt that did not finish in time (fallback path only)."""
+
+
+def _with_watchdog(fn, seconds: float):
+    """``fn()`` in a helper thread, waited for at most ``seconds``; past that the attempt is abandoned to its
+    socket timeouts (used only when the deadline cannot be put into the HTTP stack itself)."""
+    fut: Future = Future()
+
+    def run():
+        try:
+            fut.set_result(fn())
+        except BaseException as e:  # noqa: BLE001 - handed to the waiting thread
+            fut.set_exception(e)
+
+    threading.Thread(target=run, daemon=True, name="judge-attempt").start()
+    try:
+        return fut.result(timeout=seconds)
+    except FutureTimeout:
+        raise _PastDeadline() from None
 
 
 class JudgeClient:
@@ -299,6 +432,9 @@ class JudgeClient:
         self._media_memo = media_memo
         self._lock = threading.Lock()
         self._fatal: str | None = None
+        self._deadline_in_stack = _install_deadline(self._client)
+        if not self._deadline_in_stack:
+            log.debug("judge client: total deadline enforced by a watchdog thread (HTTP stack not recognised)")
 
     def __repr__(self) -> str:
         return (
@@ -306,8 +442,13 @@ class JudgeClient:
             f"api_key_env={self.config.api_key_env!r}, transport={self.video.transport!r})"
         )
 
-    def _scrub(self, text: str) -> str:
-        return text.replace(self._key, "***") if self._key and text else text
+    def _scrub(self, text: str | None) -> str | None:
+        """``text`` with the API key replaced by ``***``. Applied to everything kept (reply texts, errors): a server
+        may echo the key. A "key" shorter than ``MIN_SECRET_LEN`` characters (``EMPTY``, ``x``) is not a secret and
+        is left alone, since replacing it would rewrite the answers themselves."""
+        if not text or not self._key or len(self._key) < MIN_SECRET_LEN:
+            return text
+        return text.replace(self._key, "***")
 
     # -- keys and media ------------------------------------------------------------------------
 
@@ -365,44 +506,59 @@ class JudgeClient:
         if s.top_p is not None:
             kwargs["top_p"] = s.top_p
         t0 = time.perf_counter()
+        kind = "request"
         for attempt in range(1, self.config.max_retries + 2):
             if self._fatal:
-                return Reply(None, error=self._fatal, attempts=attempt - 1)
+                return Reply(None, error=self._fatal, kind="request", attempts=attempt - 1)
             wait = None
+            kind = "request"
             try:
-                r = self._client.chat.completions.create(**kwargs)
+                r = self._create(kwargs)
                 choice = r.choices[0]
                 text = choice.message.content
                 if text is None:
                     return Reply(
                         None,
                         error="server returned no message content",
+                        kind="request",
                         attempts=attempt,
                         seconds=time.perf_counter() - t0,
                     )
                 usage = r.usage
                 return Reply(
-                    text,
+                    self._scrub(text),
                     prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
                     completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
                     seconds=time.perf_counter() - t0,
                     attempts=attempt,
-                    finish_reason=choice.finish_reason,
+                    finish_reason=self._scrub(choice.finish_reason),
                 )
-            except (oa.APITimeoutError, oa.APIConnectionError) as e:
+            except (_PastDeadline, oa.APITimeoutError) as e:
+                kind = "timeout"
+                error = f"no complete reply within the {self.config.timeout_s:g} s deadline ({type(e).__name__})"
+            except oa.APIConnectionError as e:
                 error = f"{type(e).__name__}: {e}"
             except oa.APIStatusError as e:
                 error = f"HTTP {e.status_code}: {e}"
                 if e.status_code in (401, 403):
-                    self._fatal = self._scrub(f"server refused the API key from ${self.config.api_key_env} ({error})")
-                    return Reply(None, error=self._fatal, attempts=attempt, seconds=time.perf_counter() - t0)
+                    self._fatal = self._refused(e.status_code, error)
+                    return Reply(
+                        None, error=self._fatal, kind="request", attempts=attempt, seconds=time.perf_counter() - t0
+                    )
                 if e.status_code < 500 and e.status_code not in _RETRYABLE_STATUS:
-                    return Reply(None, error=self._scrub(error), attempts=attempt, seconds=time.perf_counter() - t0)
+                    return Reply(
+                        None,
+                        error=self._scrub(error),
+                        kind="request",
+                        attempts=attempt,
+                        seconds=time.perf_counter() - t0,
+                    )
                 wait = _retry_after(e)
             except (AttributeError, IndexError, TypeError, ValueError) as e:
                 return Reply(
                     None,
                     error=self._scrub(f"malformed response: {type(e).__name__}: {e}"),
+                    kind="request",
                     attempts=attempt,
                     seconds=time.perf_counter() - t0,
                 )
@@ -415,8 +571,33 @@ class JudgeClient:
         return Reply(
             None,
             error=self._scrub(f"gave up after {attempt} attempts: {error}"),
+            kind=kind,
             attempts=attempt,
             seconds=time.perf_counter() - t0,
+        )
+
+    def _create(self, kwargs: dict):
+        """One chat-completions call that ends, one way or another, within ``timeout_s`` of its start."""
+        total = float(self.config.timeout_s)
+        call = lambda: self._client.chat.completions.create(**kwargs)  # noqa: E731
+        if not self._deadline_in_stack:
+            return _with_watchdog(call, total)
+        _attempt.deadline, _attempt.total = time.monotonic() + total, total
+        try:
+            return call()
+        finally:
+            _attempt.deadline = None
+
+    def _refused(self, status: int, error: str) -> str:
+        """The one line that stops a run whose key (or URL) the server refused."""
+        env = self.config.api_key_env
+        who = f"the API key from ${env}" if self._key else f"the request without an API key (${env} is not set)"
+        detail = " ".join(self._scrub(error).split())
+        if len(detail) > 200:
+            detail = detail[:200] + "..."
+        return (
+            f"{self.config.base_url} refused {who} with HTTP {status}; check client.api_key_env and client.base_url "
+            f"(server said: {detail})"
         )
 
     def ask(self, req: Request) -> Reply:
@@ -424,12 +605,15 @@ class JudgeClient:
         key = self.cache_key(req) if self.cache is not None else None
         if key is not None:
             hit = self.cache.get(key)
-            if hit is not None:
-                return Reply(**{**hit, "cached": True})
+            if hit is not None:  # scrubbed again: a cache written before redaction may hold an echoed key
+                hit = {**hit, "text": self._scrub(hit.get("text")), "cached": True}
+                return Reply(**{k: v for k, v in hit.items() if k in _REPLY_FIELDS})
         try:
             parts, extra = self._media_for(req.video)
         except Exception as e:  # noqa: BLE001 - an unreadable video is that request's failure
-            return Reply(None, error=self._scrub(f"cannot prepare video {req.video}: {type(e).__name__}: {e}"))
+            return Reply(
+                None, error=self._scrub(f"cannot prepare video {req.video}: {type(e).__name__}: {e}"), kind="request"
+            )
         reply = self._send(req, [*parts, {"type": "text", "text": req.text}], extra)
         if reply.ok and key is not None:
             self.cache.put(key, {k: v for k, v in asdict(reply).items() if k != "cached"})

@@ -117,7 +117,14 @@ def write_outputs(result: JudgeResult, manifest: Manifest, out_dir: str | os.Pat
 def add_cli(sub) -> None:
     p = sub.add_parser("judge", help="rubric judges (MLLM servers, vision tools) and their agreement with other raters")
     jsub = p.add_subparsers(dest="judge_command", required=True)
-    r = jsub.add_parser("run", help="judge every video of a manifest")
+    r = jsub.add_parser(
+        "run",
+        help="judge every video of a manifest",
+        description="Judge every video of a manifest and write judgements.jsonl, scores.csv and judge_summary.json. "
+        "Exit code (as `phyprobe score`): 0 when every judged video got a score, 1 when some video has none (its "
+        "failures are in judgements.jsonl), 2 when no video could be scored at all, or on a user error such as a "
+        "server that refused the API key (401/403: one line naming the server, no retries).",
+    )
     r.add_argument(
         "config", help="a name under configs/judge/ (physics, scivbench, svbench_eva, vision_tools) or a YAML file"
     )
@@ -165,11 +172,25 @@ def add_cli(sub) -> None:
     c.set_defaults(func=_cli_compare)
 
 
+EXIT_SOME_FAILED = 1  # as ``phyprobe score``: some video has no score
+EXIT_NONE_SCORED = 2  # nothing could be scored at all (also a user error's code: a refused key, a bad config)
+
+
 def _cli_run(args) -> int:
+    import sys
+
     cfg = OmegaConf.merge(load_config(args.config), OmegaConf.from_dotlist(args.set))
     result = run_judge(cfg, Manifest.load(args.manifest), args.out)
-    print(f"{result.name}: {len(result.scores)}/{len(result.records)} videos scored -> {args.out}")
-    return 0
+    scored, total = len(result.scores), len(result.records)
+    print(f"{result.name}: {scored}/{total} videos scored -> {args.out}")
+    if scored == total and total:
+        return 0
+    if total:
+        why = f"{total - scored} of {total} videos have no score; their failures are in {Path(args.out) / 'judgements.jsonl'}"
+    else:
+        why = f"no video of {args.manifest} had anything to judge"
+    print(f"phyprobe judge run: {why}", file=sys.stderr)
+    return EXIT_NONE_SCORED if scored == 0 else EXIT_SOME_FAILED
 
 
 def _cli_agree(args) -> int:

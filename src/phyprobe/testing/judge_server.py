@@ -3,9 +3,12 @@
 
 The script is chosen per request by a ``SCRIPT:<case>`` token in the request text (tests put it in a
 video's prompt), so one server covers well-formed answers, fenced answers, malformed JSON, missing
-keys, out-of-range scores, 429/500 with retry-after, a timeout and a dropped connection. Replies are
-deterministic in (text, seed, media), so two runs of the same requests get the same answers. The
-server counts requests per request key (text + seed + media) and records the headers it saw.
+keys, out-of-range scores, 429/500 with retry-after, a timeout and a dropped connection; and, for the
+client's hardening tests, a server that trickles its reply a byte at a time (body or headers), 429s with
+malformed ``retry-after`` values, 401/403, and replies and errors that echo the request's Authorization
+header (a careless server echoing the API key). Replies are deterministic in (text, seed, media), so two
+runs of the same requests get the same answers. The server counts requests per request key (text + seed +
+media) and records the headers it saw.
 """
 
 from __future__ import annotations
@@ -31,9 +34,15 @@ def expected_score(key: str) -> int:
     return 1 + int(key, 16) % 5
 
 
+# the retry-after values of case ``bad_retry_after``'s 429s, one per attempt, then a good reply
+BAD_RETRY_AFTER = ("soon", "nan", "-5", "inf", "Mon, 99 Foo 2024 99:99:99 GMT", "")
+
+
 class ScriptedServer:
-    def __init__(self, delay: float = 0.0, timeout_sleep: float = 2.0):
-        self.delay, self.timeout_sleep = delay, timeout_sleep
+    def __init__(self, delay: float = 0.0, timeout_sleep: float = 2.0, trickle_s: float = 0.25):
+        self.delay, self.timeout_sleep, self.trickle_s = delay, timeout_sleep, trickle_s
+        self.stopping = threading.Event()
+        self.trickles_ended: list[str] = []  # how each trickled reply ended: "complete", "client gone" or "stopped"
         self.counts: Counter = Counter()
         self.served: Counter = Counter()  # 200 replies actually written
         self.auth_headers: list[str] = []
@@ -63,7 +72,7 @@ class ScriptedServer:
                 case = m.group(1) if m else "ok"
                 if server.delay:
                     time.sleep(server.delay)
-                server.respond(self, case, key, attempt, body)
+                server.respond(self, case, key, attempt, body, self.headers.get("authorization", ""))
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
@@ -78,6 +87,7 @@ class ScriptedServer:
         return self
 
     def __exit__(self, *exc):
+        self.stopping.set()
         self.httpd.shutdown()
         self.httpd.server_close()
 
@@ -121,7 +131,46 @@ class ScriptedServer:
             key=key,
         )
 
-    def respond(self, h, case: str, key: str, attempt: int, body: dict) -> None:
+    def _trickle(self, h, data: bytes) -> None:
+        """Write ``data`` one byte every ``trickle_s`` seconds: each byte comes well inside any per-read timeout."""
+        how = "complete"
+        try:
+            for i in range(len(data)):
+                if self.stopping.wait(self.trickle_s):
+                    how = "stopped"
+                    break
+                h.wfile.write(data[i : i + 1])
+                h.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            how = "client gone"
+        h.close_connection = True
+        with self.lock:
+            self.trickles_ended.append(how)
+
+    def _trickled_completion(self, h, content: str, key: str, body: dict, headers_too: bool) -> None:
+        payload = json.dumps(
+            {
+                "id": f"chatcmpl-{key}",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body["model"],
+                "choices": [
+                    {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}
+                ],
+                "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+            }
+        ).encode()
+        head = (f"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {len(payload)}\r\n\r\n").encode()
+        if headers_too:
+            return self._trickle(h, head + payload)
+        try:
+            h.wfile.write(head)
+            h.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            return None
+        return self._trickle(h, payload)
+
+    def respond(self, h, case: str, key: str, attempt: int, body: dict, auth: str = "") -> None:
         score = expected_score(key)
         good = json.dumps(
             {
@@ -180,5 +229,22 @@ class ScriptedServer:
                 pass
             return None
         if case == "unauthorized":
-            return self._send(h, 401, {"error": {"message": "invalid key", "type": "auth"}})
+            return self._send(h, 401, {"error": {"message": f"invalid key ({auth!r})", "type": "auth"}})
+        if case == "forbidden":
+            return self._send(h, 403, {"error": {"message": f"key {auth!r} may not use this model", "type": "auth"}})
+        if case == "trickle":
+            return self._trickled_completion(h, good, key, body, headers_too=False)
+        if case == "trickle_headers":
+            return self._trickled_completion(h, good, key, body, headers_too=True)
+        if case == "bad_retry_after" and attempt <= len(BAD_RETRY_AFTER):
+            value = BAD_RETRY_AFTER[attempt - 1]
+            headers = {"retry-after": value, "retry-after-ms": "later"} if attempt == 1 else {"retry-after": value}
+            return self._send(h, 429, {"error": {"message": "slow down", "type": "rate_limit"}}, headers)
+        if case == "echo_key":  # a well-formed answer whose reasoning quotes the request's Authorization header
+            echoed = json.dumps({"score": score, "reasoning": f"req {key}: you sent {auth}", "evidence_frame": []})
+            return self._completion(h, echoed, key, body)
+        if case == "echo_key_error":  # a 500 (retried, then given up) whose error body quotes it
+            return self._send(h, 500, {"error": {"message": f"upstream rejected {auth}", "type": "server"}})
+        if case == "echo_key_bad_request":  # a 400 (not retried) whose error body quotes it
+            return self._send(h, 400, {"error": {"message": f"bad request from {auth}", "type": "invalid"}})
         return self._completion(h, good, key, body)
