@@ -21,8 +21,10 @@ import contextlib
 import io
 import json
 import logging
+import os
 import re
 import shutil
+import stat
 import tempfile
 import traceback
 from collections import Counter
@@ -33,7 +35,7 @@ import torch
 from phyprobe.cli import main as cli_main
 from phyprobe.data.manifest import write_jsonl
 from phyprobe.errors import report_user_errors
-from phyprobe.testing.bad_inputs import Case, csv_cases, manifest_cases, video_cases, video_row
+from phyprobe.testing.bad_inputs import Case, csv_cases, manifest_cases, out_cases, video_cases, video_row
 from phyprobe.testing.videos import write_toy_manifest
 
 ERROR = "phyprobe: error: "
@@ -188,6 +190,34 @@ def option_cases(manifest: Path, scorer: Path, good: Path, cache: Path) -> list[
     ] + [("score --batch-size 0", ["score", str(scorer), str(good), "--batch-size", "0"], "batch")]
 
 
+def _as_found(path: Path):
+    """What ``--out`` must leave as it was: a regular file's bytes, anything else's kind, a symlink's target."""
+    if path.is_symlink():
+        return "link", os.readlink(path), _as_found(path.resolve()) if path.exists() else None
+    if not path.exists():
+        return None
+    st = os.stat(path)
+    return ("file", path.read_bytes()) if stat.S_ISREG(st.st_mode) else ("other", stat.S_IFMT(st.st_mode))
+
+
+def out_case(scorer: Path, case: Case, good: Path) -> str:
+    """``phyprobe score SCORER GOOD --out PATH``: a target that is not a results file of ours is refused in one line
+    and left byte-identical; ours (new, empty, torn) is written and answers the video."""
+    from phyprobe.scorer.results import ResultFile
+
+    before = _as_found(case.path)
+    fmt = ["--format", case.extra["format"]] if "format" in case.extra else []
+    argv = ["score", str(scorer), str(good), "--out", str(case.path), "--no-progress", "--workers", "0", *fmt]
+    code, _, err, tb = run(lambda: cli_main(argv))
+    if tb:
+        return "traceback"
+    if case.expect == "ok":
+        return "clean" if code == 0 and str(good) in ResultFile(case.path).finished() else "wrong answer"
+    if _as_found(case.path) != before:
+        return "wrong answer"
+    return judge_refusal(case, code, err)
+
+
 def scorer_cases(root: Path, scorer: Path, good: Path) -> list[tuple[str, Path, str]]:
     from safetensors.torch import load_file, save_file
 
@@ -254,6 +284,8 @@ def main() -> None:
         for i, c in enumerate(videos):
             results.append(("phyprobe score", c.name, score_case(scorer, c, good)))
             results.append(("phyprobe extract", c.name, extract_case(root, c, good, i)))
+        for c in out_cases(root / "outs", good):
+            results.append(("phyprobe score --out", c.name, out_case(scorer, c, good)))
         for c in manifest_cases(root / "manifests", good):
             results.append(("phyprobe extract", f"manifest: {c.name}", manifest_case(root, c, "extract")))
             results.append(("train.py", f"manifest: {c.name}", manifest_case(root, c, "train")))

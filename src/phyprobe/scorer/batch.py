@@ -5,15 +5,14 @@ preprocess in DataLoader workers while the encoder runs, bf16 on GPUs, one proce
 node with DDP); the head is applied as each batch finishes and its rows are appended to the
 results file with one ``write`` and an ``fsync``. A rerun reads which videos the file already
 answers (scored or failed) and does only the rest, so a kill loses at most the batches in flight
-and nothing is ever scored twice. A torn last line (killed mid-write) is cut off before resuming.
+and nothing is ever scored twice. A torn last line (killed mid-write) is cut off before resuming. The results file
+itself (:class:`ResultFile`: what counts as ours, its one-writer lock, whole rows on a full disk) is in
+:mod:`phyprobe.scorer.results`, which imports no torch, so a wrong ``--out`` is refused at once.
 """
 
 from __future__ import annotations
 
-import csv
 import glob
-import io
-import json
 import logging
 import math
 import os
@@ -31,11 +30,11 @@ from ..errors import UserError
 from ..features.extract import ClipDataset, ExtractionModule, _worker_init, collate_clips, default_encoder_threads
 from ..io import VIDEO_SUFFIXES
 from .core import NonFiniteScoreError, Scorer
+from .results import CSV_FIELDS, ResultFile, ResultsFileError  # noqa: F401 - the results file lives beside, light
 
 log = logging.getLogger(__name__)
 
 LIST_SUFFIXES = (".txt", ".lst", ".list")
-CSV_FIELDS = ("video", "score", "raw_score", "error")
 
 
 class InputError(UserError, ValueError):
@@ -88,85 +87,6 @@ def _list_paths(file: Path) -> list[str]:
     if not paths:
         raise InputError(f"{file}: the list names no videos")
     return [str(q if (q := Path(x)).is_absolute() else file.parent / q) for x in paths]
-
-
-class ResultFile:
-    """JSONL or CSV rows {video, score, raw_score} or {video, error}, appended durably.
-
-    ``finished()`` repairs a torn tail and returns every video the file already answers.
-    """
-
-    def __init__(self, path: str | Path, fmt: str | None = None):
-        self.path = Path(path)
-        self.fmt = fmt or ("csv" if self.path.suffix.lower() == ".csv" else "jsonl")
-        if self.fmt not in ("jsonl", "csv"):
-            raise ValueError(f"results format must be 'jsonl' or 'csv', got {self.fmt!r}")
-
-    def finished(self) -> dict[str, dict]:
-        if not self.path.exists():
-            return {}
-        data = self.path.read_bytes()
-        if data and not data.endswith(b"\n"):  # killed mid-write: the last row never completed
-            cut = data.rfind(b"\n") + 1
-            with open(self.path, "r+b") as f:
-                f.truncate(cut)
-                os.fsync(f.fileno())
-            log.warning(
-                "%s: dropped an incomplete last row (%d bytes) left by an interrupted run", self.path, len(data) - cut
-            )
-            data = data[:cut]
-        text = data.decode("utf-8")
-        rows: dict[str, dict] = {}
-        if self.fmt == "jsonl":
-            for n, line in enumerate(text.splitlines(), 1):
-                if line.strip():
-                    try:
-                        r = json.loads(line)
-                    except json.JSONDecodeError as e:
-                        raise InputError(f"{self.path}:{n}: not a JSON results row ({e.msg}); pass a new --out") from e
-                    if not isinstance(r, dict) or "video" not in r:
-                        raise InputError(f"{self.path}:{n}: a results row needs a 'video' field; pass a new --out")
-                    rows[r["video"]] = r
-        else:
-            reader = csv.DictReader(io.StringIO(text))
-            if reader.fieldnames and tuple(reader.fieldnames) != CSV_FIELDS:
-                raise InputError(f"{self.path}: header {reader.fieldnames} is not {list(CSV_FIELDS)}; pass a new --out")
-            for r in reader:
-                rows[r["video"]] = {k: v for k, v in r.items() if v != ""}
-        return rows
-
-    def open(self) -> None:
-        """Create the file (with the CSV header) if absent; atomic, so concurrent ranks agree."""
-        if self.path.exists():
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        tmp.write_text(",".join(CSV_FIELDS) + "\n" if self.fmt == "csv" else "", encoding="utf-8")
-        try:
-            os.link(tmp, self.path)  # fails if another process created it first
-        except FileExistsError:
-            pass
-        finally:
-            tmp.unlink()
-
-    def format(self, rows: list[dict]) -> bytes:
-        if self.fmt == "jsonl":
-            return "".join(json.dumps(r, allow_nan=False) + "\n" for r in rows).encode()
-        buf = io.StringIO()
-        w = csv.DictWriter(buf, fieldnames=CSV_FIELDS, lineterminator="\n")
-        w.writerows(rows)
-        return buf.getvalue().encode()
-
-    def append(self, rows: list[dict]) -> None:
-        """One O_APPEND write of whole rows, then fsync: a kill leaves whole rows or a torn last one."""
-        if not rows:
-            return
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
-        try:
-            os.write(fd, self.format(rows))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 def result_row(video: str, raw: float | Exception) -> dict:

@@ -4,15 +4,18 @@ Each video is read as the scorer was trained to read it (its recorded reading: a
 training clip in windows of the clip's length, their scores combined); ``--reading`` chooses another. Without
 ``--out`` rows go to stdout as they finish (text: the clipped score, the raw score, the video; rank by the raw
 score, which does not tie at 0 or 1); with ``--out`` they are appended, ``score`` and ``raw_score`` both, to a
-JSONL or CSV results file that a rerun resumes. User errors end in one line naming the file and the
-reason (``--debug`` shows the traceback); the exit code is 1 when any video failed, 2 when nothing
-could be scored at all.
+JSONL or CSV results file that a rerun resumes. ``--out`` takes a new file or a results file this command wrote
+(anything else, a video, another tool's file, a device, is refused untouched), and one run writes it at a time.
+User errors end in one line naming the file and the reason (``--debug`` shows the traceback); the exit code is 1
+when any video failed, 2 when nothing could be scored at all.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
 from functools import partial
 from pathlib import Path
@@ -89,14 +92,30 @@ def add_cli(sub) -> None:
 
 
 def _run(args) -> int:
-    """Scores every input; a user error (a broken scorer, an input naming no videos) ends the run in
-    one line through the CLI's error report, an unusable video is one error row among the scores."""
-    from ..errors import UserError, user_error_line
+    """Scores every input; a user error (a broken scorer, an input naming no videos, an ``--out`` that is not a
+    results file of ours or that another run is writing) ends the run in one line through the CLI's error report,
+    an unusable video is one error row among the scores."""
+    from ..errors import UserError
     from .names import is_repo_id
 
     if not Path(args.scorer).exists() and not is_repo_id(args.scorer):  # answered before torch loads
         raise UserError(f"{args.scorer}: no such scorer directory")
-    from .batch import ResultFile, quiet_lightning, resolve_inputs, score_files
+    if args.out is None:
+        return _to_stdout(args)
+    from .results import ResultFile, is_first_process
+
+    results = ResultFile(args.out, args.format)
+    results.check()  # before torch loads, reading at most its first line: a video, a device, ... is refused
+    # One run writes a file at a time (a second is refused at once); a DDP run's further ranks append under the
+    # first one's lock.
+    with results.locked() if is_first_process() else contextlib.nullcontext(), _file_size_limit_is_an_error():
+        return _to_file(args, results)
+
+
+def _prepare(args):
+    """The videos, the scorer read as asked, the scoring function and the per-video error report."""
+    from ..errors import user_error_line
+    from .batch import quiet_lightning, resolve_inputs, score_files
     from .core import Scorer
     from .reading import Reading
 
@@ -110,7 +129,16 @@ def _run(args) -> int:
     r = scorer.reading
     scorer.reading = Reading(args.reading or r.mode, args.stride or r.stride, args.combine or r.combine)
     run = partial(score_files, batch_size=args.batch_size, num_workers=args.workers, devices=args.devices)
-    if args.out is None:
+    return videos, scorer, run, report_error
+
+
+EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a tool stopped by SIGPIPE (``score ... | head -1``)
+
+
+def _to_stdout(args) -> int:
+    """Rows on stdout as they finish. When the reader goes away (``| head``), stop quietly as Unix tools do."""
+    try:
+        videos, scorer, run, report_error = _prepare(args)
 
         def emit(rows):
             for r in rows:
@@ -125,7 +153,42 @@ def _run(args) -> int:
             print("score\traw_score\tvideo", flush=True)  # score: clipped to [0, 1]; rank by raw_score
         rep = run(scorer, videos, emit)
         return 1 if rep.failed else 0
-    results = ResultFile(args.out, args.format)
+    except BrokenPipeError:
+        _stdout_gone()
+        return EXIT_BROKEN_PIPE
+
+
+def _stdout_gone() -> None:
+    """Point stdout at /dev/null, so that flushing what is buffered at exit raises nothing either."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout is not a file descriptor (a program calling main)
+        pass
+
+
+@contextlib.contextmanager
+def _file_size_limit_is_an_error():
+    """A write past the file size limit (``ulimit -f``) fails with EFBIG, reported in one line with the rows before
+    it kept, instead of SIGXFSZ killing the process (and dumping core)."""
+    import signal
+    import threading
+
+    if not hasattr(signal, "SIGXFSZ") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGXFSZ, previous)
+
+
+def _to_file(args, results) -> int:
+    """Rows appended to the results file (a torn tail of an interrupted run cut off first), resuming what it
+    answers; a full disk or the file size limit ends the run in one line with every finished row kept."""
+    videos, scorer, run, report_error = _prepare(args)
     done = results.finished()
     results.open()
 
