@@ -20,7 +20,7 @@ from torch.utils.data import DataLoader, Dataset
 
 from ..data.manifest import Manifest
 from ..encoders import FrozenEncoder
-from ..errors import UserError, user_error_line
+from ..errors import UserError, debug_enabled, user_error_line
 from ..io.video import ClipSpec, VideoDecodeError
 from .cache import FeatureCache, content_hash, file_stat
 
@@ -28,7 +28,12 @@ log = logging.getLogger(__name__)
 
 
 class ClipDataset(Dataset):
-    """(id, path) -> preprocessed clip, or the reason it could not be read (never a silent drop)."""
+    """(id, path) -> preprocessed clip, or the reason it could not be read (never a silent drop).
+
+    Whatever goes wrong reading one video (a VideoDecodeError, or anything else the decoder or the
+    preprocessing raises on its content) becomes that video's reason, so one file never stops a batch;
+    an unexpected error is logged with its traceback (and raised under ``--debug``), as it may be a bug.
+    """
 
     def __init__(self, items: list[tuple[str, Path]], clip: ClipSpec, encoder: FrozenEncoder):
         self.items = items
@@ -45,10 +50,24 @@ class ClipDataset(Dataset):
             return {"id": vid, "path": str(path), "frames": frames, "times": torch.from_numpy(c.timestamps)}
         except VideoDecodeError as e:
             return {"id": vid, "path": str(path), "error": e.reason}
+        except Exception as e:  # noqa: BLE001 - one video's failure is its row, not the batch's end
+            if debug_enabled():
+                raise
+            log.warning("unexpected error reading %s", path, exc_info=True)
+            reason = " ".join(f"cannot read video ({type(e).__name__}: {e})".split())  # one line, as every reason
+            return {"id": vid, "path": str(path), "error": reason}
 
 
 def collate_clips(batch: list[dict]) -> dict:
+    """A batch of clips; a clip whose shape differs from the batch's first (which the decoder and the
+    preprocessing should never give) fails alone rather than failing the whole stack."""
+    batch = list(batch)
     ok = [b for b in batch if "error" not in b]
+    for b in ok[1:]:
+        if b["frames"].shape != ok[0]["frames"].shape:
+            got, want = tuple(b["frames"].shape), tuple(ok[0]["frames"].shape)
+            b["error"] = f"clip of shape {got} differs from the other clips' {want}"
+    ok = [b for b in ok if "error" not in b]
     return {
         "ids": [b["id"] for b in ok],
         "frames": torch.stack([b["frames"] for b in ok]) if ok else None,

@@ -3,6 +3,25 @@
 Clips are sampled by presentation timestamp, so variable-frame-rate files are handled the same way
 as constant-rate ones. Only the frames that will be used are converted to arrays: the demux pass that
 finds the timestamps does not decode, so a long 4K file costs little more than its T frames.
+
+A stream whose frame size changes part-way (MPEG-TS files joined byte-wise, an adaptive-bitrate
+recording) is read at the size of its first frame: every later frame is resampled to it (stretched
+if the aspect ratio changed too), with one warning naming the sizes. Raw elementary streams (.h264,
+.hevc) carry no timestamps; their frames are timed by their order and the stream's nominal rate.
+
+A long video read in windows is decoded as a stream (:class:`FrameStream`): frames come out one at a
+time, so memory is bounded by what the consumer keeps (a window), not by the file's length.
+
+Partial files. A container that counts its frames (mp4, mov, avi) is held to :data:`MIN_DECODED_SHARE`,
+and so is one whose duration FFmpeg reads (a Matroska/WebM header's Duration, the fragment headers of a
+fragmented mp4 cut inside a fragment, an ``sidx``): its frames are expected from that duration. Beyond
+those, a file without a frame count that ends early is used with one warning naming both ends ("video
+ends at 4.0 s of the 8.0 s its header declares: a partial file?"): a fragmented mp4 whose ``mvex/mehd``
+(read here; FFmpeg ignores it) declares more than is present, and an MPEG-TS whose size is not a whole
+number of transport packets (a cut inside a packet; the warning gives the end alone, as TS declares no
+duration). There is no evidence, and so no warning, for an MPEG-TS cut exactly at a packet boundary,
+nor for a fragmented mp4 cut exactly at a fragment boundary when it has neither ``mehd`` nor ``sidx``
+(FFmpeg's own ``frag_keyframe+empty_moov`` writes neither): such a file reads as a complete, shorter video.
 """
 
 from __future__ import annotations
@@ -13,6 +32,7 @@ import os
 import stat
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Iterator
 
 import av
 import numpy as np
@@ -73,6 +93,12 @@ MIN_DECODED_SHARE = 0.9
 DECODER_FRAME_BUDGET = 256 * 2**20
 # Formats FFmpeg opens but that are still images, not videos (a PNG renamed .mp4).
 _IMAGE_FORMATS = ("image2",)
+# A file without a frame count whose content ends this much before its declared duration (seconds, or this
+# share of it when larger) is reported as partial: below it, rounding and a last frame's duration.
+PARTIAL_GAP_S = 0.5
+PARTIAL_GAP_SHARE = 0.01
+# MPEG-TS packet sizes: plain, with a 4-byte timecode (M2TS, Blu-ray), with 16 bytes of Reed-Solomon parity.
+_TS_PACKET_SIZES = (188, 192, 204)
 
 log = logging.getLogger(__name__)
 
@@ -137,27 +163,153 @@ def _expected_frames(container, stream, num_packets: int, rate: float) -> int:
     return max(int(n), num_packets)
 
 
+@dataclass(frozen=True)
+class _Index:
+    """What the demux pass learns: sorted presentation times (seconds from the first frame) of every frame
+    present, the frame rate, the frames the file says it has, and why it looks partial (None: no evidence)."""
+
+    times: np.ndarray
+    rate: float
+    expected: int
+    partial: str | None = None
+
+
 def _frame_times(path: Path) -> tuple[np.ndarray, float, int]:
     """Presentation times (seconds, sorted) of every video frame that is present, from the packets
     alone; the frame rate; and how many frames the file says it has (more when it was truncated)."""
+    ix = _demux(path)
+    return ix.times, ix.rate, ix.expected
+
+
+def _demux(path: Path) -> _Index:
+    """The demux pass (no decoding): frame times, rate, expected count and partial-file evidence."""
     try:
         with _open(path) as container:
             stream = container.streams.video[0]
             tb = float(stream.time_base) if stream.time_base else None
             rate = float(stream.average_rate or stream.base_rate or 0) or 25.0
-            pts = []
+            # no frame count: every stream is read, so the content's end is that of its longest stream
+            counted = bool(stream.frames)
+            packets, end = [], None
             try:
-                pts = [p.pts for p in container.demux(stream) if p.pts is not None and p.size > 0]
+                for p in container.demux() if not counted else container.demux(stream):
+                    if p.size <= 0:
+                        continue
+                    if p.stream.index == stream.index:
+                        packets.append(p.pts)
+                    if not counted and p.pts is not None and p.stream.time_base:
+                        e = float((p.pts + (p.duration or 0)) * p.stream.time_base)
+                        end = e if end is None else max(end, e)
             except av.error.FFmpegError:
                 pass  # a damaged tail: what came before is counted, the share rule decides
+            pts = [p for p in packets if p is not None]
+            if not pts and packets:  # a raw elementary stream (.h264, .hevc): no timestamps at all
+                tb, pts = None, list(range(len(packets)))
             expected = _expected_frames(container, stream, len(pts), rate)
+            partial = None if counted or end is None else _partial_evidence(path, container, stream, end)
     except av.error.FFmpegError as e:
         raise VideoDecodeError(path, f"cannot read video ({type(e).__name__}: {e})") from e
     if not pts:
         raise VideoDecodeError(path, "video stream has no frames")
     pts = np.sort(np.asarray(pts, dtype=np.float64))
     times = pts * tb if tb else np.arange(len(pts)) / rate
-    return times - times[0], rate, expected
+    return _Index(times - times[0], rate, expected, partial)
+
+
+def _partial_evidence(path: Path, container, stream, end: float) -> str | None:
+    """Why a file without a frame count looks cut short, from what its container declares, else None.
+
+    ``end``: where its content ends (seconds, the latest packet end of any stream, on the streams' clock).
+    The declared duration is the video stream's, else the container's: what FFmpeg read from a Matroska
+    header, an mp4's ``mehd`` or ``sidx``, or fragment headers whose samples are missing. For MPEG-TS,
+    which declares none (FFmpeg estimates it from the file's last timestamps, so it always agrees), the
+    evidence is a file that ends inside a transport packet."""
+    start = container.start_time / av.time_base if container.start_time is not None else 0.0
+    if stream.duration and stream.time_base:
+        first = float(stream.start_time * stream.time_base) if stream.start_time is not None else start
+        declared, content = float(stream.duration * stream.time_base), end - first
+    elif container.duration:
+        declared, content = container.duration / av.time_base, end - start
+    else:
+        declared = content = None
+    name = container.format.name
+    if "mp4" in name.split(","):
+        frag = _fragmented_mp4_duration(path)
+        if frag is not None and (declared is None or frag > declared):
+            declared, content = frag, end - start
+    if name == "mpegts":
+        size = path.stat().st_size
+        if all(size % n for n in _TS_PACKET_SIZES):
+            return (
+                f"video ends at {max(0.0, end - start):.1f} s, part-way through a transport packet "
+                f"(its {size} bytes are not a whole number of 188-byte packets): a partial file?"
+            )
+        return None
+    if declared and content is not None and declared - content > max(PARTIAL_GAP_S, PARTIAL_GAP_SHARE * declared):
+        return f"video ends at {max(0.0, content):.1f} s of the {declared:.1f} s its header declares: a partial file?"
+    return None
+
+
+def _fragmented_mp4_duration(path: Path) -> float | None:
+    """A fragmented mp4's whole duration as its ``moov`` declares it (seconds): the ``mvex/mehd`` fragment duration,
+    else the ``mvhd`` duration when non-zero; None for a file that is not fragmented or declares neither. FFmpeg
+    does not read ``mehd`` (and its ``empty_moov`` files carry none, with a zero ``mvhd``), so the boxes are read
+    here: the top-level box headers, then the ``moov`` alone."""
+    import struct
+
+    def boxes(buf: bytes, pos: int, stop: int):
+        while pos + 8 <= stop:
+            size, kind = struct.unpack(">I4s", buf[pos : pos + 8])
+            head = 8
+            if size == 1:
+                size, head = struct.unpack(">Q", buf[pos + 8 : pos + 16])[0], 16
+            elif size == 0:
+                size = stop - pos
+            if size < head:
+                return
+            yield kind, pos + head, min(pos + size, stop)
+            pos += size
+
+    try:
+        with open(path, "rb") as f:
+            total, pos, moov = os.fstat(f.fileno()).st_size, 0, None
+            while pos + 8 <= total and moov is None:
+                f.seek(pos)
+                head = f.read(16)
+                size, kind = struct.unpack(">I4s", head[:8])
+                hl = 8
+                if size == 1:
+                    size, hl = struct.unpack(">Q", head[8:16])[0], 16
+                elif size == 0:
+                    size = total - pos
+                if size < hl:
+                    return None
+                if kind == b"moov":
+                    if size > 64 * 2**20:
+                        return None
+                    f.seek(pos + hl)
+                    moov = f.read(size - hl)
+                pos += size
+    except (OSError, struct.error):
+        return None
+    if moov is None:
+        return None
+    scale = mvhd = mehd = None
+    for kind, a, b in boxes(moov, 0, len(moov)):
+        if kind == b"mvhd" and b - a >= 32:
+            v1 = moov[a] == 1
+            scale = struct.unpack(">I", moov[a + (20 if v1 else 12) : a + (24 if v1 else 16)])[0]
+            mvhd = struct.unpack(">Q" if v1 else ">I", moov[a + (24 if v1 else 16) : a + (32 if v1 else 20)])[0]
+        elif kind == b"mvex":
+            mehd = 0
+            for k, c, d in boxes(moov, a, b):
+                if k == b"mehd" and d - c >= 8:
+                    v1 = moov[c] == 1
+                    mehd = struct.unpack(">Q" if v1 else ">I", moov[c + 4 : c + (12 if v1 else 8)])[0]
+    if mehd is None or not scale:  # no mvex: not fragmented
+        return None
+    declared = max(mehd, 0 if mvhd in (None, 0xFFFFFFFF, 2**64 - 1) else mvhd)
+    return declared / scale if declared else None
 
 
 def sample_indices(times: np.ndarray, spec: ClipSpec) -> np.ndarray:
@@ -195,15 +347,77 @@ def decode_clip(path: str | os.PathLike, spec: ClipSpec, fit: tuple[int, int] | 
 
     ``fit`` (h, w): the box the frames will be resized into (the encoder's input size); frames far
     larger are scaled down while they are converted (:func:`reduced_size`), which bounds memory.
-    Damaged or truncated files follow :data:`MIN_DECODED_SHARE`.
+    Damaged or truncated files follow :data:`MIN_DECODED_SHARE`. Every frame comes out at the size
+    of the video's first frame: a frame size that changes mid-stream is resampled to it (warned once).
     """
     path = Path(path)
-    times, rate, expected = _frame_times(path)
-    idx = sample_indices(times, spec)
-    wanted = set(idx.tolist())
-    last = int(idx.max())
-    got: dict[int, np.ndarray] = {}
-    failed = 0
+    index = _demux(path)
+    idx = sample_indices(index.times, spec)
+    stats: dict = {}
+    got = dict(_decoded(path, index, fit, set(idx.tolist()), int(idx.max()), stats))
+    # The demuxer can count a few more packets than the decoder returns frames (broken tails):
+    # fall back to the nearest decoded frame before the wanted one rather than failing.
+    have = np.array(sorted(got))
+    pick = [int(have[max(0, np.searchsorted(have, i, side="right") - 1)]) for i in idx]
+    frames = np.stack([got[i] for i in pick])
+    return Clip(
+        frames=frames,
+        timestamps=index.times[pick],
+        source_num_frames=len(index.times),
+        source_fps=index.rate,
+        decoded_share=stats["share"],
+    )
+
+
+class FrameStream:
+    """Every frame of a video, decoded in order and handed out one at a time, as :func:`decode_clip` with
+    ``ClipSpec(num_frames)`` would return them all at once: upright RGB uint8, at the first frame's size reduced
+    for ``fit``, exactly :attr:`num_frames` of them (a decoder that returns fewer than the demuxer counted holds
+    its last frame), under the same damaged-file rule and warnings. Memory is what the consumer keeps.
+
+    Constructing it runs the demux pass (no decoding; raises VideoDecodeError for a file that cannot be read).
+    Iterating decodes; a file whose frames turn out not to decode (:data:`MIN_DECODED_SHARE`) raises
+    VideoDecodeError from the iteration, as soon as that is certain, without handing out any further frame.
+    """
+
+    def __init__(self, path: str | os.PathLike, fit: tuple[int, int] | None = None):
+        self.path, self.fit = Path(path), fit
+        self._index = _demux(self.path)
+        self.num_frames = len(self._index.times)
+        self.fps = self._index.rate
+        self.decoded_share: float | None = None  # known once iterated to the end
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        stats: dict = {}
+        frame, count = None, 0
+        for count, (_, frame) in enumerate(
+            _decoded(self.path, self._index, self.fit, None, self.num_frames - 1, stats), 1
+        ):
+            yield frame
+        self.decoded_share = stats["share"]
+        for _ in range(count, self.num_frames):
+            yield frame
+
+
+def _decoded(
+    path: Path, index: _Index, fit: tuple[int, int] | None, wanted: set[int] | None, last: int, stats: dict
+) -> Iterator[tuple[int, np.ndarray]]:
+    """(i, upright RGB frame) of each decoded frame i <= ``last`` in ``wanted`` (None: all), in order.
+
+    The damaged-file rule: once failed packets make the share of frames that decode certain to be under
+    :data:`MIN_DECODED_SHARE`, no more frames are converted or yielded, and VideoDecodeError is raised when the
+    decoding is done (so its message gives the whole count); so it is when no frame decodes. After the last frame,
+    ``stats["share"]`` is the share that decoded and the warnings are logged (a size change, a damaged share, a
+    partial file)."""
+    n, expected = len(index.times), index.expected
+
+    def short(failed: int) -> bool:
+        return not expected or (n - failed) / expected < MIN_DECODED_SHARE
+
+    failed, doomed = 0, short(0)
+    first: tuple[int, int] | None = None  # upright (h, w) of the first decoded frame: every frame's size
+    changed: tuple[int, int] | None = None  # the first other size met, for the warning
+    i = 0
     try:
         with _open(path) as container:
             stream = container.streams.video[0]
@@ -211,38 +425,45 @@ def decode_clip(path: str | os.PathLike, spec: ClipSpec, fit: tuple[int, int] | 
             frame_bytes = max(1, (cc.width or 1) * (cc.height or 1) * 3 // 2)
             cc.thread_type = "AUTO"
             cc.thread_count = max(1, min(os.cpu_count() or 1, DECODER_FRAME_BUDGET // frame_bytes))
-            i = 0
             for packet in container.demux(stream):
                 try:
                     frames = packet.decode()
                 except av.error.FFmpegError:
                     failed += 1
+                    doomed = doomed or short(failed)
                     continue
                 for frame in frames:
-                    if i in wanted:
-                        rot = frame.rotation
-                        h, w = (frame.width, frame.height) if round(rot / 90) % 2 else (frame.height, frame.width)
-                        rh, rw = reduced_size(h, w, fit)
-                        if round(rot / 90) % 2:
-                            rh, rw = rw, rh
-                        small = (
-                            {"width": rw, "height": rh, "interpolation": "AREA"}
-                            if (rh, rw) != (frame.height, frame.width)
-                            else {}
-                        )
-                        got[i] = upright(frame.reformat(format="rgb24", **small).to_ndarray(), rot)
+                    rot = frame.rotation
+                    turned = round(rot / 90) % 2
+                    h, w = (frame.width, frame.height) if turned else (frame.height, frame.width)
+                    if first is None:
+                        first = (h, w)
+                    elif (h, w) != first and changed is None:
+                        changed = (h, w)
+                    if not doomed and i <= last and (wanted is None or i in wanted):
+                        yield i, upright(_to_rgb(frame, reduced_size(*first, fit), turned), rot)
                     i += 1
                 if i > last:
                     break
     except av.error.FFmpegError as e:
         raise VideoDecodeError(path, f"cannot decode video ({type(e).__name__}: {e})") from e
-    decodable = len(times) - failed
+    decodable = n - failed
     share = decodable / expected if expected else 0.0
-    if not got or share < MIN_DECODED_SHARE:
+    if not i or share < MIN_DECODED_SHARE:
         raise VideoDecodeError(
             path,
             f"damaged or truncated: {decodable} of its {expected} frames decode "
             f"({share:.0%}; at least {MIN_DECODED_SHARE:.0%} must)",
+        )
+    stats["share"] = share
+    if changed is not None:
+        log.warning(
+            "%s: the frame size changes mid-stream (%dx%d, then %dx%d); every frame resampled to the first's",
+            path,
+            first[1],
+            first[0],
+            changed[1],
+            changed[0],
         )
     if share < 1.0:
         log.warning(
@@ -252,14 +473,19 @@ def decode_clip(path: str | os.PathLike, spec: ClipSpec, fit: tuple[int, int] | 
             expected,
             100 * share,
         )
-    # The demuxer can count a few more packets than the decoder returns frames (broken tails):
-    # fall back to the nearest decoded frame before the wanted one rather than failing.
-    have = np.array(sorted(got))
-    pick = [int(have[max(0, np.searchsorted(have, i, side="right") - 1)]) for i in idx]
-    frames = np.stack([got[i] for i in pick])
-    return Clip(
-        frames=frames, timestamps=times[pick], source_num_frames=len(times), source_fps=rate, decoded_share=share
-    )
+    if index.partial and share >= 1.0:  # else the count from the same duration has just said so
+        log.warning("%s: %s", path, index.partial)
+
+
+def _to_rgb(frame, size: tuple[int, int], turned: bool) -> np.ndarray:
+    """``frame`` as RGB uint8 of upright size ``size`` (h, w), as stored (before its rotation is undone;
+    ``turned``: the rotation is a quarter turn, so stored width and height are swapped). Shrinking
+    averages pixels (AREA); enlarging (a later, smaller segment of a size-changing stream) is bilinear."""
+    rh, rw = (size[1], size[0]) if turned else size
+    if (rh, rw) == (frame.height, frame.width):
+        return frame.reformat(format="rgb24").to_ndarray()
+    interp = "AREA" if rh <= frame.height and rw <= frame.width else "BILINEAR"
+    return frame.reformat(format="rgb24", width=rw, height=rh, interpolation=interp).to_ndarray()
 
 
 def probe(path: str | os.PathLike) -> dict:

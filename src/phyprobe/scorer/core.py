@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+import pickle
 import shutil
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -32,13 +33,14 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
-from ..encoders import FrozenEncoder, from_config
+from ..encoders import FrozenEncoder, available_configs, from_config
 from ..errors import UserError
-from ..head import PhyProbeHead
-from ..io.video import ClipSpec, VideoDecodeError, decode_clip, probe
+from ..head import HEAD_KINDS, PhyProbeHead, resolve_hidden
+from ..io.video import ClipSpec, FrameStream, VideoDecodeError, probe
+from ..pooling import STATS
 from ..runinfo import atomic_write_json, code_version
 from .names import BUNDLE, CONFIG, FORMAT, WEIGHTS
-from .reading import Reading
+from .reading import Reading, windows
 
 
 class ScorerLoadError(UserError, ValueError):
@@ -115,6 +117,215 @@ def _bundle_encoder_files(out: Path, encoder: FrozenEncoder) -> tuple[dict, list
     return kwargs, bundled
 
 
+# What a scorer directory may hold, checked field by field before anything is built or allocated: bounds far above
+# any real scorer (clips of 4-64 frames, encoders reading 32-518 px, features <= 2048 wide, heads of ~1M parameters)
+# and far below what would exhaust a machine, so a tampered or corrupted directory is one line naming its file and
+# field, never a traceback, an allocation of terabytes or a pickle run.
+MAX_CONFIG_BYTES = 16 * 2**20
+MAX_NESTING = 32  # of the encoder's options
+MAX_CLIP_FRAMES = 1024
+MAX_FPS = 1000.0
+MAX_IMAGE_SIZE = 4096
+MAX_GRID = 256
+MAX_OPTION = 1e6  # any other number among the encoder's options
+MAX_FEATURE_DIM = 65536
+MAX_HIDDEN = 65536
+MAX_HEAD_PARAMETERS = 2**26  # 64x the paper's head: 256 MB of float32
+MAX_BUNDLE_ENTRIES = 10_000
+FEATURE_DTYPES = ("float16", "bfloat16", "float32")
+NAMED_WEIGHTS = ("package", "hub")  # an encoder's weights by name rather than by path
+SIZE_OPTIONS = {"image_size": MAX_IMAGE_SIZE, "grid": MAX_GRID}
+PATH_OPTIONS = ("weights", "checkpoint")
+
+
+def _bad(cfg_file: Path, field: str, why: str, value=None) -> ScorerLoadError:
+    got = "" if value is None else f", got {_short(value)}"
+    return ScorerLoadError(f"{cfg_file}: field {field!r} {why}{got}")
+
+
+def _short(value, limit: int = 80) -> str:
+    text = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_num(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _get(cfg: dict, field: str, cfg_file: Path, default=...):
+    """The value at a dotted ``field``; a missing one is ``default`` (required when none is given)."""
+    node = cfg
+    for part in field.split("."):
+        if not isinstance(node, dict) or part not in node:
+            if default is not ...:
+                return default
+            raise ScorerLoadError(f"{cfg_file}: missing field {field!r}")
+        node = node[part]
+    return node
+
+
+def _want_int(v, field: str, cfg_file: Path, lo: int, hi: int) -> int:
+    if not _is_int(v) or not lo <= v <= hi:
+        raise _bad(cfg_file, field, f"must be a whole number in [{lo}, {hi}]", v)
+    return v
+
+
+def _want_object(v, field: str, cfg_file: Path, keys: tuple[str, ...] | None = None) -> dict:
+    if not isinstance(v, dict):
+        raise _bad(cfg_file, field, "must be a JSON object", v)
+    unknown = sorted(set(v) - set(keys)) if keys is not None else []
+    if unknown:
+        raise _bad(cfg_file, field, f"has unknown field(s) {unknown}; allowed: {list(keys)}")
+    return v
+
+
+def _check_option(v, field: str, cfg_file: Path, depth: int = 0) -> None:
+    """An encoder option: JSON of bounded depth, numbers finite and not absurd, sizes in range, paths strings."""
+    if depth > MAX_NESTING:
+        raise _bad(cfg_file, field, f"is nested more than {MAX_NESTING} deep")
+    key = field.rsplit(".", 1)[-1]
+    if key in SIZE_OPTIONS and v is not None:
+        sizes = v if isinstance(v, list) and len(v) == 2 else [v]  # a (height, width) pair or one side
+        for s in sizes:
+            _want_int(s, field, cfg_file, 1, SIZE_OPTIONS[key])
+    elif key in PATH_OPTIONS and v is not None and not isinstance(v, str):
+        raise _bad(cfg_file, field, "must be a path (a string) or null", v)
+    elif isinstance(v, bool) or v is None or isinstance(v, str):
+        pass
+    elif isinstance(v, (int, float)):
+        if not _is_num(v) or abs(v) > MAX_OPTION:
+            raise _bad(cfg_file, field, f"must be a finite number of magnitude at most {MAX_OPTION:g}", v)
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            _check_option(x, f"{field}[{i}]", cfg_file, depth + 1)
+    elif isinstance(v, dict):
+        for k, x in v.items():
+            _check_option(x, f"{field}.{k}", cfg_file, depth + 1)
+
+
+def _check_config(cfg: dict, cfg_file: Path) -> None:
+    """Every field a scorer is built from, type- and range-checked (one line naming the file and the field)."""
+    enc = _want_object(_get(cfg, "encoder", cfg_file), "encoder", cfg_file)
+    name = _get(cfg, "encoder.name", cfg_file)
+    if not isinstance(name, str) or not name:
+        raise _bad(cfg_file, "encoder.name", "must be an encoder's registry name (a non-empty string)", name)
+    kwargs = _want_object(_get(cfg, "encoder.kwargs", cfg_file), "encoder.kwargs", cfg_file)
+    for k, v in kwargs.items():
+        _check_option(v, f"encoder.kwargs.{k}", cfg_file)
+    fingerprint = _get(cfg, "encoder.fingerprint", cfg_file)
+    if not isinstance(fingerprint, str):
+        raise _bad(cfg_file, "encoder.fingerprint", "must be a string", fingerprint)
+    bundled = enc.get("bundled", [])
+    if not isinstance(bundled, list) or not all(isinstance(k, str) and isinstance(kwargs.get(k), str) for k in bundled):
+        raise _bad(cfg_file, "encoder.bundled", "must list encoder options whose values are paths", bundled)
+    if isinstance(kwargs.get("checkpoint"), str) and "checkpoint" not in bundled:
+        raise _bad(
+            cfg_file,
+            "encoder.kwargs.checkpoint",
+            "must be bundled inside the scorer directory (listed in encoder.bundled), as export writes it",
+            kwargs["checkpoint"],
+        )
+
+    clip = _want_object(_get(cfg, "clip", cfg_file), "clip", cfg_file, ("num_frames", "mode", "fps"))
+    _want_int(_get(cfg, "clip.num_frames", cfg_file), "clip.num_frames", cfg_file, 1, MAX_CLIP_FRAMES)
+    if clip.get("mode", "uniform") not in ("uniform", "fps"):
+        raise _bad(cfg_file, "clip.mode", "must be 'uniform' or 'fps'", clip.get("mode"))
+    fps = clip.get("fps")
+    if fps is not None and (not _is_num(fps) or not 0 < fps <= MAX_FPS):
+        raise _bad(cfg_file, "clip.fps", f"must be null or a number in (0, {MAX_FPS:g}]", fps)
+    if clip.get("mode") == "fps" and fps is None:
+        raise _bad(cfg_file, "clip.fps", "must be set when clip.mode is 'fps'")
+    reading = cfg.get("reading")
+    if reading is not None:
+        _want_object(reading, "reading", cfg_file, ("mode", "stride", "combine"))
+        try:
+            Reading(**reading)
+        except (TypeError, ValueError) as e:
+            raise _bad(cfg_file, "reading", f"is not a reading ({e})") from e
+    dtype = _get(cfg, "feature_dtype", cfg_file)
+    if dtype not in FEATURE_DTYPES:
+        raise _bad(cfg_file, "feature_dtype", f"must be one of {list(FEATURE_DTYPES)}", dtype)
+
+    h = _want_object(_get(cfg, "head", cfg_file), "head", cfg_file)
+    dim = _want_int(_get(cfg, "head.feature_dim", cfg_file), "head.feature_dim", cfg_file, 1, MAX_FEATURE_DIM)
+    stats = _get(cfg, "head.stats", cfg_file)
+    if not isinstance(stats, list) or not stats or not all(isinstance(s, str) and s in STATS for s in stats):
+        raise _bad(cfg_file, "head.stats", f"must be a non-empty list of pooling statistics from {list(STATS)}", stats)
+    kind = h.get("kind", "mlp")
+    if kind not in HEAD_KINDS:
+        raise _bad(cfg_file, "head.kind", f"must be one of {list(HEAD_KINDS)}", kind)
+    hidden = _get(cfg, "head.hidden", cfg_file)
+    if hidden != "auto":
+        _want_int(hidden, "head.hidden", cfg_file, 0 if kind == "monotone" else 1, MAX_HIDDEN)
+    dropout = h.get("dropout", 0.0)
+    if not _is_num(dropout) or not 0.0 <= dropout < 1.0:
+        raise _bad(cfg_file, "head.dropout", "must be a number in [0, 1)", dropout)
+    groups = h.get("groups")
+    if groups is not None and (
+        not isinstance(groups, list)
+        or len(groups) > dim
+        or not all(isinstance(g, list) and all(_is_int(i) and 0 <= i < dim for i in g) for g in groups)
+    ):
+        raise _bad(cfg_file, "head.groups", f"must be null or lists of feature columns in [0, {dim})", groups)
+    in_dim = dim * len(stats)
+    if kind == "mlp":
+        width = resolve_hidden(hidden, in_dim)
+        parameters = in_dim * width + width * width + 3 * width + 1
+        if parameters > MAX_HEAD_PARAMETERS:
+            raise _bad(
+                cfg_file,
+                "head.hidden",
+                f"describes a head of {parameters:,} parameters on {in_dim} inputs, over the "
+                f"{MAX_HEAD_PARAMETERS:,} any scorer may have",
+                hidden,
+            )
+
+
+def _inside(root: Path, rel: str, field: str, cfg_file: Path) -> Path:
+    """``root / rel``, refused unless it stays inside ``root``: relative, no '..', no symbolic link leading out."""
+    p = Path(rel)
+    if p.is_absolute() or ".." in p.parts:
+        raise _bad(cfg_file, field, "must be a path inside the scorer directory (relative, without '..')", rel)
+    return _stays_inside(root, root / p, field, cfg_file)
+
+
+def _realm(root: Path) -> Path:
+    """Where the files of scorer directory ``root`` may really lie: the directory itself, or for a snapshot in a
+    Hugging Face Hub cache (``models--org--name/snapshots/<rev>``, whose files are links to ``../../blobs``) its
+    repository's folder in the cache."""
+    root = root.resolve()
+    if root.parent.name == "snapshots" and (root.parent.parent / "blobs").is_dir():
+        return root.parent.parent
+    return root
+
+
+def _leads_out(root: Path, full: Path) -> Path | None:
+    """Where ``full`` really lies when that is outside ``root``'s realm (through a symbolic link), else None."""
+    realm, real = _realm(root), full.resolve()
+    return None if real == realm or realm in real.parents else real
+
+
+def _stays_inside(root: Path, full: Path, field: str, cfg_file: Path) -> Path:
+    real = _leads_out(root, full)
+    if real is not None:
+        raise _bad(cfg_file, field, f"leads outside the scorer directory (to {real}, through a symbolic link)")
+    return full
+
+
+def _check_bundle(root: Path, full: Path, field: str, cfg_file: Path) -> None:
+    """A bundled directory, and everything in it, inside the scorer directory."""
+    if not full.is_dir():
+        raise _bad(cfg_file, field, f"must name a directory inside the scorer directory; {full} is not one")
+    for n, entry in enumerate(full.rglob("*")):
+        if n >= MAX_BUNDLE_ENTRIES:
+            raise _bad(cfg_file, field, f"names a directory of more than {MAX_BUNDLE_ENTRIES} entries")
+        _stays_inside(root, entry, f"{field} ({entry.relative_to(full)})", cfg_file)
+
+
 def _read_config(path: Path) -> dict:
     if not path.exists():
         raise ScorerLoadError(f"{path}: no such scorer directory")
@@ -126,44 +337,73 @@ def _read_config(path: Path) -> dict:
     cfg_file = path / CONFIG
     if not cfg_file.is_file():
         raise ScorerLoadError(f"{path}: not a phyprobe scorer directory (no {CONFIG})")
+    _stays_inside(path, cfg_file, CONFIG, cfg_file)
+    size = cfg_file.stat().st_size
+    if size > MAX_CONFIG_BYTES:
+        raise ScorerLoadError(f"{cfg_file}: {size:,} bytes, not a scorer's config (at most {MAX_CONFIG_BYTES:,})")
     try:
         cfg = json.loads(cfg_file.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ScorerLoadError(f"{cfg_file}: not valid JSON ({e})") from e
+    except RecursionError as e:  # e.g. 100000 '[': the decoder gives up
+        raise ScorerLoadError(f"{cfg_file}: not valid JSON here (nested too deeply)") from e
     if not isinstance(cfg, dict) or cfg.get("format") != FORMAT:
         got = cfg.get("format") if isinstance(cfg, dict) else type(cfg).__name__
-        raise ScorerLoadError(f"{cfg_file}: unsupported scorer format {got!r}, expected {FORMAT!r}")
-    for field in (
-        "encoder.name",
-        "encoder.kwargs",
-        "encoder.fingerprint",
-        "clip",
-        "feature_dtype",
-        "head.feature_dim",
-        "head.stats",
-        "head.hidden",
-    ):
-        node = cfg
-        for part in field.split("."):
-            if not isinstance(node, dict) or part not in node:
-                raise ScorerLoadError(f"{cfg_file}: missing field {field!r}")
-            node = node[part]
+        raise ScorerLoadError(f"{cfg_file}: unsupported scorer format {_short(got)}, expected {FORMAT!r}")
+    _check_config(cfg, cfg_file)
     return cfg
+
+
+# what building an encoder from a tampered option or bundled checkpoint raises (torch.load with weights_only=True
+# refuses a pickle with UnpicklingError; a file of the wrong kind fails as it may): the scorer cannot be loaded
+_BUILD_ERRORS = (
+    KeyError,
+    TypeError,
+    ValueError,
+    IndexError,
+    RuntimeError,
+    EOFError,
+    OSError,
+    RecursionError,
+    pickle.UnpicklingError,
+    SafetensorError,
+)
 
 
 def _build_encoder(cfg: dict, cfg_file: Path, check_fingerprint: bool) -> FrozenEncoder:
     e = cfg["encoder"]
+    root = cfg_file.parent
+    if e["name"] not in available_configs():
+        raise ScorerLoadError(
+            f"{cfg_file}: field 'encoder.name': encoder {e['name']!r} is not in this phyprobe's registry "
+            f"(available: {available_configs()})"
+        )
     kwargs = dict(e["kwargs"])
-    for key in e.get("bundled", []):  # shipped inside the scorer directory
-        kwargs[key] = str(cfg_file.parent / kwargs[key])
+    for key in e.get("bundled", []):  # shipped inside the scorer directory, and nothing there may lead out of it
+        full = _inside(root, kwargs[key], f"encoder.kwargs.{key}", cfg_file)
+        _check_bundle(root, full, f"encoder.kwargs.{key}", cfg_file)
+        kwargs[key] = str(full)
+    weights = kwargs.get("weights")
+    if isinstance(weights, str) and weights not in NAMED_WEIGHTS and "weights" not in e.get("bundled", []):
+        p = Path(weights)
+        if p.exists() and not (p.is_file() or p.is_dir()):  # a FIFO or a device would block or never end
+            raise _bad(cfg_file, "encoder.kwargs.weights", "names neither a file nor a directory", weights)
     try:
         enc = from_config(e["name"], **kwargs)
-    except KeyError as err:  # unknown registry name
+    except UserError:
+        raise
+    except _BUILD_ERRORS as err:
+        first = (str(err).strip().splitlines() or [""])[0][:300]
         raise ScorerLoadError(
-            f"{cfg_file}: encoder {e['name']!r} is not in this phyprobe's registry ({err.args[0]})"
+            f"{cfg_file}: field 'encoder.kwargs': encoder {e['name']!r} rejects the options "
+            f"{json.dumps(e['kwargs'])[:200]} ({type(err).__name__}: {first})"
         ) from err
-    except TypeError as err:
-        raise ScorerLoadError(f"{cfg_file}: encoder {e['name']!r} rejects the options {e['kwargs']} ({err})") from err
+    if enc.feature_dim != cfg["head"]["feature_dim"]:
+        raise _bad(
+            cfg_file,
+            "head.feature_dim",
+            f"is {cfg['head']['feature_dim']}, but encoder {e['name']!r} gives {enc.feature_dim} features per step",
+        )
     if check_fingerprint and enc.fingerprint() != e["fingerprint"]:
         raise ScorerLoadError(
             f"{cfg_file}: encoder {enc.name!r} rebuilt here differs from the one the scorer was trained "
@@ -173,6 +413,7 @@ def _build_encoder(cfg: dict, cfg_file: Path, check_fingerprint: bool) -> Frozen
 
 
 def _build_head(cfg: dict, weights: Path) -> PhyProbeHead:
+    """The head described in the (checked) config, its weights read from safetensors only: no pickle ever runs."""
     h = cfg["head"]
     try:
         head = PhyProbeHead(
@@ -183,14 +424,18 @@ def _build_head(cfg: dict, weights: Path) -> PhyProbeHead:
             kind=h.get("kind", "mlp"),
             groups=h.get("groups"),
         )
-    except ValueError as e:
+    except (ValueError, TypeError) as e:
         raise ScorerLoadError(f"{weights.parent / CONFIG}: its head cannot be built ({e})") from e
     if not weights.is_file():
         raise ScorerLoadError(f"{weights}: missing (the scorer's head weights)")
+    real = _leads_out(weights.parent, weights)
+    if real is not None:
+        raise ScorerLoadError(f"{weights}: leads outside the scorer directory (to {real}, through a symbolic link)")
     try:
         state = load_file(str(weights))
-    except (SafetensorError, OSError, ValueError) as e:
-        raise ScorerLoadError(f"{weights}: not a readable safetensors file ({e})") from e
+    except (SafetensorError, OSError, ValueError, RuntimeError, TypeError) as e:
+        first = (str(e).strip().splitlines() or [""])[0]
+        raise ScorerLoadError(f"{weights}: not a readable safetensors file ({first})") from e
     try:
         head.load_state_dict(state)
     except RuntimeError as e:
@@ -319,14 +564,23 @@ class Scorer:
         return self._frames_if_windowed(video) is not None
 
     def read(self, video: str | Path) -> Iterator[torch.Tensor]:
-        """The preprocessed clips (T, 3, H, W) the reading cuts from a file: one, or each window's, lazily from
-        frames decoded once. Raises VideoDecodeError before the first clip."""
-        n = self._frames_if_windowed(video)
-        if n is None:
+        """The preprocessed clips (T, 3, H, W) the reading cuts from a file: one, or each window's.
+
+        Windows are streamed: the file is decoded once, in order, and only the frames of the window being cut are
+        held (:class:`~phyprobe.io.video.FrameStream`, :func:`~phyprobe.scorer.reading.windows`), so memory is
+        bounded by a window, not by the video's length. A file read as one clip raises VideoDecodeError here; a
+        windowed one raises it here when it cannot be read at all, or from the iteration when its frames turn out
+        not to decode (the windows already handed out are then to be discarded, as :meth:`combine` does)."""
+        if self.reading.mode == "whole" or self.clip.mode != "uniform":
             return iter([self.load_clip(video)])
-        frames = decode_clip(video, ClipSpec(n), fit=self.encoder.preprocess.size).frames
-        length = self.window_length
-        return (self.encoder.preprocess(frames[s : s + length]) for s in self.window_starts(len(frames)) or [0])
+        try:
+            stream = FrameStream(video, fit=self.encoder.preprocess.size)
+        except VideoDecodeError:
+            stream = None  # read as one clip, which reports why it cannot be read
+        starts = None if stream is None else self.window_starts(stream.num_frames)
+        if starts is None:
+            return iter([self.load_clip(video)])
+        return map(self.encoder.preprocess, windows(stream, starts, self.window_length))
 
     @torch.inference_mode()
     def head_scores(self, feats: torch.Tensor) -> torch.Tensor:
@@ -410,10 +664,10 @@ class Scorer:
         keep = self.reading
         self.reading = Reading("windows", stride if stride is not None else keep.stride, keep.combine)
         try:
-            clips = [(j, str(video), c) for j, c in enumerate(self.read(video))]
+            clips = self.read(video)  # the windows are fixed here; they are decoded as they are scored
         finally:
             self.reading = keep
-        raw = [v for _, v in self._score_clips(clips)]
+        raw = [v for _, v in self._score_clips((j, str(video), c) for j, c in enumerate(clips))]
         for r in raw:
             if isinstance(r, Exception):
                 raise r

@@ -12,7 +12,9 @@ reading for a head trained on videos longer than its clip (a step then spans sev
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import asdict, dataclass
+from typing import Iterable, Iterator
 
 import numpy as np
 
@@ -64,6 +66,20 @@ class Reading:
             f"windows of {length} consecutive frames, {self.stride or max(1, length // 2)} apart, "
             f"their {self.combine}, for a video longer than {length} frames"
         )
+
+
+def windows(frames: Iterable[np.ndarray], starts: list[int], length: int) -> Iterator[np.ndarray]:
+    """Each window (``length``, H, W, 3) starting at ``starts`` (sorted) over frames that arrive one at a time, as
+    soon as its last frame has: only the last ``length`` frames are held, so a video of any length costs a window.
+    The frames are read to the end (a decoder's end-of-file checks run) even after the last window."""
+    todo = iter(starts)
+    s = next(todo, None)
+    held: deque[np.ndarray] = deque(maxlen=length)
+    for i, frame in enumerate(frames):
+        held.append(frame)
+        while s is not None and i == s + length - 1:
+            yield np.stack(held)
+            s = next(todo, None)
 
 
 def trained_reading(
