@@ -10,7 +10,7 @@ A manifest is a directory with two JSON-lines tables:
 
 ``pairs.jsonl`` — one row per supervised comparison
     ``a``, ``b`` (video ids), ``label`` (float in [0, 1] = P(a is more violating than b); 0.5 is a
-    tie), ``weight`` (float > 0), ``source`` (str), ``correspondence`` (``same_scene``,
+    tie), ``weight`` (float in [1e-6, 1e6]: see ``MIN_WEIGHT``), ``source`` (str), ``correspondence`` (``same_scene``,
     ``same_prompt``, ``same_first_frame`` or ``none``), ``kind`` (``real_vs_generated``,
     ``generated_vs_generated``, ``real_vs_real``, ...), ``split`` (str).
 
@@ -39,6 +39,11 @@ PAIRS_FILE = "pairs.jsonl"
 VIDEO_FIELDS = ("id", "path", "source", "is_real", "magnitude", "anchor", "split", "metadata")
 PAIR_FIELDS = ("a", "b", "label", "weight", "source", "correspondence", "kind", "split")
 CORRESPONDENCES = ("same_scene", "same_prompt", "same_first_frame", "none")
+# A pair's weight is its share in a weighted mean of the ranking loss, computed in float32 (the training batches'
+# dtype): 1e308 becomes inf there and every loss NaN, and 1e-300 becomes 0. Within [1e-6, 1e6] a weight stays exact
+# enough in float32 and a batch's sum stays far from overflow (1e6 x any realistic batch < 1e38), while a ratio of
+# 1e12 between two pairs is already far beyond any meaningful re-weighting.
+MIN_WEIGHT, MAX_WEIGHT = 1e-6, 1e6
 
 
 class ManifestError(UserError, ValueError):
@@ -108,8 +113,8 @@ def _validate_pair(row: dict, file: Path, line: int, ids: set[str]) -> dict:
     if not _is_number(label) or not 0.0 <= label <= 1.0:
         _fail(file, line, f"'label' must be a number in [0, 1] (P(a more violating than b)), got {label!r}")
     weight = row.get("weight", 1.0)
-    if not _is_number(weight) or weight <= 0:
-        _fail(file, line, f"'weight' must be a positive number, got {weight!r}")
+    if not _is_number(weight) or not MIN_WEIGHT <= weight <= MAX_WEIGHT:
+        _fail(file, line, f"'weight' must be a positive number in [{MIN_WEIGHT:g}, {MAX_WEIGHT:g}], got {weight!r}")
     corr = row.get("correspondence", "none")
     if corr not in CORRESPONDENCES:
         _fail(file, line, f"'correspondence' must be one of {CORRESPONDENCES}, got {corr!r}")
@@ -151,6 +156,8 @@ def read_jsonl_objects(file: Path, what: str = "manifest table") -> Iterable[tup
                 row = json.loads(text)
             except json.JSONDecodeError as e:
                 _fail(file, i, f"not valid JSON ({e.msg})")
+            except RecursionError:  # e.g. 100000 '[': the decoder gives up before the line ends
+                _fail(file, i, "not valid JSON here (nested too deeply)")
             if not isinstance(row, dict):
                 _fail(file, i, f"expected a JSON object, got {type(row).__name__}")
             yield i, row

@@ -166,7 +166,45 @@ def video_cases(root: Path) -> list[Case]:
             r"no video stream \(the file has audio",
         )
     )
+    # Decoded at the first frame's size, every later frame resampled to it (with a warning naming both sizes).
+    c.append(
+        Case("frame size changes mid-stream (two MPEG-TS joined)", write_size_changing_ts(root / "joined.ts"), "either")
+    )
+    c.append(
+        Case(
+            "raw H.264 stream (.h264, no timestamps)",
+            write_container(root / "raw.h264", moving_square(12, 48, 64, 4, 2), "h264", "libx264"),
+            "ok",
+        )
+    )
     return c
+
+
+def write_container(path: Path, frames: np.ndarray, fmt: str, codec: str, fps: int = 12) -> Path:
+    """``frames`` (T, H, W, 3) in any container / codec pair FFmpeg muxes (mpegts, 3gp, flv, asf, ogg, raw h264...)."""
+    with av.open(str(path), "w", format=fmt) as out:
+        s = out.add_stream(codec, rate=Fraction(fps))
+        s.width, s.height, s.pix_fmt = frames.shape[2], frames.shape[1], "yuv420p"
+        s.options = {"threads": "1"} if codec.startswith("lib") else {}
+        for f in frames:
+            for p in s.encode(av.VideoFrame.from_ndarray(np.ascontiguousarray(f), format="rgb24")):
+                out.mux(p)
+        for p in s.encode():
+            out.mux(p)
+    return path
+
+
+def write_size_changing_ts(path: Path, codec: str = "mpeg2video") -> Path:
+    """An MPEG-TS whose frame size changes mid-stream, as joining two recordings byte-wise (``cat a.ts b.ts``) or
+    an adaptive-bitrate capture gives: 12 frames at 64 x 48 (orange square), then 12 at 160 x 96 (green square)."""
+    a = write_container(path.with_name(path.name + ".a.ts"), moving_square(12, 48, 64, 4, 2), "mpegts", codec)
+    b = write_container(
+        path.with_name(path.name + ".b.ts"), moving_square(12, 96, 160, 8, 4, colour=(10, 200, 10)), "mpegts", codec
+    )
+    path.write_bytes(a.read_bytes() + b.read_bytes())
+    a.unlink()
+    b.unlink()
+    return path
 
 
 def write_audio_only(path: Path) -> Path:
@@ -279,6 +317,34 @@ def manifest_cases(root: Path, video: Path) -> list[Case]:
         "label 2": (raw([ok, ok2]), raw([{**pair, "label": 2}]), r"pairs\.jsonl:1: 'label' must be"),
         "label true": (raw([ok, ok2]), raw([{**pair, "label": True}]), r"pairs\.jsonl:1: 'label' must be"),
         "weight 0": (raw([ok, ok2]), raw([{**pair, "weight": 0}]), r"pairs\.jsonl:1: 'weight' must be"),
+        "weight 1e308": (raw([ok, ok2]), raw([{**pair, "weight": 1e308}]), r"pairs\.jsonl:1: 'weight' must be"),
+        "weight 1e-300": (raw([ok, ok2]), raw([{**pair, "weight": 1e-300}]), r"pairs\.jsonl:1: 'weight' must be"),
+        "weight Infinity": (
+            raw([ok, ok2]),
+            raw([json.dumps(pair).replace('"weight": 1.0', '"weight": Infinity')]),
+            r"pairs\.jsonl:1: 'weight' must be",
+        ),
+        "label NaN": (
+            raw([ok, ok2]),
+            raw([json.dumps(pair).replace('"label": 1.0', '"label": NaN')]),
+            r"pairs\.jsonl:1: 'label' must be",
+        ),
+        "label -0.1": (raw([ok, ok2]), raw([{**pair, "label": -0.1}]), r"pairs\.jsonl:1: 'label' must be"),
+        "magnitude -Infinity": (
+            raw([ok, json.dumps({**ok2, "magnitude": 0.5}).replace('"magnitude": 0.5', '"magnitude": -Infinity')]),
+            None,
+            r"videos\.jsonl:2: 'magnitude' must be",
+        ),
+        "100000 nested lists on a line": (
+            raw([ok, "[" * 100_000]),
+            None,
+            r"videos\.jsonl:2: not valid JSON here \(nested too deeply\)",
+        ),
+        "deeply nested pair line": (
+            raw([ok, ok2]),
+            raw(['{"a": ' + "[" * 100_000 + "]" * 100_000 + "}"]),
+            r"pairs\.jsonl:1: not valid JSON here \(nested too deeply\)",
+        ),
         "unknown correspondence": (
             raw([ok, ok2]),
             raw([{**pair, "correspondence": "same"}]),
@@ -335,4 +401,227 @@ def csv_cases(root: Path, ids: list[str]) -> list[Case]:
         out.append(Case(name, p, expect, reason))
     out.append(Case("CSV path is a directory", root, "error", r"is a directory, not a CSV file"))
     out.append(Case("CSV missing", root / "missing.csv", "error", r"cannot read \(No such file"))
+    return out
+
+
+def out_cases(root: Path, video: Path) -> list[Case]:
+    """``phyprobe score ... --out PATH`` targets: ``error`` cases must be refused in one line naming the file and what
+    it is, the file left byte-identical (and never read to its end: /dev/zero, a FIFO); ``ok`` cases are results
+    files of ours (or new / empty), written to and resumed. ``extra["format"]``: a --format to pass."""
+    root.mkdir(parents=True, exist_ok=True)
+    c: list[Case] = []
+
+    def file(name: str, data: bytes) -> Path:
+        (root / name).write_bytes(data)
+        return root / name
+
+    c.append(Case("--out an existing video", file("my_video.mp4", video.read_bytes()), "error", r"an MP4/MOV video"))
+    c.append(Case("--out a video named .jsonl", file("clip.jsonl", video.read_bytes()), "error", r"an MP4/MOV video"))
+    c.append(Case("--out another tool's CSV", file("scores.csv", b"id,prob\n1,0.5\n2,0.7"), "error", r"CSV.*'id,prob'"))
+    c.append(Case("--out a text file", file("notes.txt", b"todo\nlast line"), "error", r"a text file"))
+    c.append(
+        Case(
+            "--out a manifest's videos.jsonl",
+            file("videos.jsonl", b'{"id": "a", "path": "a.mp4"}\n{"id": "b", "path": "b.mp4"}'),
+            "error",
+            r"JSON lines of other records \(fields id, path\)",
+        )
+    )
+    c.append(
+        Case(
+            "--out another tool's JSONL of scores",
+            file("other.jsonl", b'{"video": "a.mp4", "score": 0.5}\n'),
+            "error",
+            r"JSON lines of other records \(fields video, score\)",
+        )
+    )
+    c.append(Case("--out binary data", file("blob.jsonl", bytes(range(256)) * 4), "error", r"binary data"))
+    own = b'{"video": "a.mp4", "score": 0.5, "raw_score": 0.5}\n'
+    c.append(
+        Case(
+            "--out our JSONL results with --format csv",
+            file("ours_as_csv.jsonl", own),
+            "error",
+            r"JSONL results file, not CSV",
+            extra={"format": "csv"},
+        )
+    )
+    (root / "a_directory.jsonl").mkdir(exist_ok=True)
+    c.append(Case("--out a directory", root / "a_directory.jsonl", "error", r"a directory"))
+    fifo = root / "pipe.jsonl"
+    if not fifo.exists():
+        os.mkfifo(fifo)
+    c.append(Case("--out a FIFO", fifo, "error", r"a pipe \(FIFO\)"))
+    for dev in ("/dev/null", "/dev/zero"):
+        if os.path.exists(dev):
+            c.append(Case(f"--out {dev}", Path(dev), "error", r"a character device"))
+    link = root / "link_to_video.jsonl"
+    if not link.is_symlink():
+        os.symlink("my_video.mp4", link)
+    c.append(Case("--out a symlink to a video", link, "error", r"a symbolic link to an MP4/MOV video"))
+    dangling = root / "dangling.jsonl"
+    if not dangling.is_symlink():
+        os.symlink("nowhere.jsonl", dangling)
+    c.append(Case("--out a dangling symlink", dangling, "error", r"a broken symbolic link"))
+    c.append(Case("--out a new file", root / "new" / "scores.jsonl", "ok"))
+    c.append(Case("--out an empty file (a kill right after creation)", file("empty.csv", b""), "ok"))
+    c.append(Case("--out our results with a torn last row", file("torn.jsonl", own + b'{"video": "b.mp'), "ok"))
+    return c
+
+
+class _OpensAFile:
+    """Unpickled, it creates ``path``: the proof that a pickle ran."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+def scorer_cases(root: Path, scorer: Path) -> list[Case]:
+    """Tampered copies of a real exported ``scorer`` directory (phyprobe.testing.scorers.make_scorer): each must be
+    refused on load in one line naming the file (``extra["file"]``: config.json or model.safetensors) and matching
+    ``reason`` (the field). ``extra["marker"]``: a file that exists only if a pickle ran."""
+    import pickle
+    import shutil
+
+    root.mkdir(parents=True, exist_ok=True)
+    outside = root / "outside"
+    shutil.copytree(scorer, outside, dirs_exist_ok=True)  # a directory beside the scorer, for paths leading out
+    out: list[Case] = []
+
+    def case(name: str, reason: str, fn, file: str = "config.json", **extra) -> None:
+        d = root / f"s{len(out):02d}"
+        shutil.rmtree(d, ignore_errors=True)
+        shutil.copytree(scorer, d)
+        fn(d)
+        out.append(Case(name, d, "error", reason, extra={"file": file, **extra}))
+
+    def config(edit):
+        def fn(d: Path) -> None:
+            cfg = json.loads((d / "config.json").read_text())
+            edit(cfg)
+            (d / "config.json").write_text(json.dumps(cfg))
+
+        return fn
+
+    def text(t: str):
+        return lambda d: (d / "config.json").write_text(t)
+
+    def weights(data: bytes):
+        return lambda d: (d / "model.safetensors").write_bytes(data)
+
+    def bundle(path: str, link: bool = False):
+        def fn(d: Path) -> None:
+            if link:  # a bundled directory that is a symbolic link to one outside
+                (d / "encoder").mkdir(exist_ok=True)
+                os.symlink(outside, d / "encoder" / "checkpoint")
+            cfg = json.loads((d / "config.json").read_text())
+            cfg["encoder"]["kwargs"]["checkpoint"] = path
+            cfg["encoder"]["bundled"] = ["checkpoint"]
+            (d / "config.json").write_text(json.dumps(cfg))
+
+        return fn
+
+    def link_weights(d: Path) -> None:
+        (d / "model.safetensors").unlink()
+        os.symlink(outside / "model.safetensors", d / "model.safetensors")
+
+    case("config.json is not JSON", r"not valid JSON", text("{not json"))
+    case("config.json is a JSON list", r"unsupported scorer format 'list'", text("[1, 2]"))
+    case("config.json nests 100000 lists", r"not valid JSON here \(nested too deeply\)", text("[" * 100_000))
+    deep = '{"format": "phyprobe-scorer/1", "encoder": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    case("config.json nests deeply inside its object", r"nested too deeply", text(deep))
+    case("clip.num_frames -4", r"'clip\.num_frames' must be", config(lambda c: c["clip"].update(num_frames=-4)))
+    case("clip.num_frames 1e12", r"'clip\.num_frames' must be", config(lambda c: c["clip"].update(num_frames=10**12)))
+    case(
+        "image_size -32",
+        r"'encoder\.kwargs\.image_size' must be",
+        config(lambda c: c["encoder"]["kwargs"].update(image_size=-32)),
+    )
+    case(
+        "image_size 1e9",
+        r"'encoder\.kwargs\.image_size' must be",
+        config(lambda c: c["encoder"]["kwargs"].update(image_size=10**9)),
+    )
+    case("head.hidden -16", r"'head\.hidden' must be", config(lambda c: c["head"].update(hidden=-16)))
+    case("head.hidden 1e7", r"'head\.hidden' must be", config(lambda c: c["head"].update(hidden=10**7)))
+    case(
+        "head.hidden 60000 (a 3.8e9-parameter head)",
+        r"'head\.hidden' describes a head of",
+        config(lambda c: c["head"].update(hidden=60_000)),
+    )
+    case("head.feature_dim -1", r"'head\.feature_dim' must be", config(lambda c: c["head"].update(feature_dim=-1)))
+    case("head.feature_dim 1e8", r"'head\.feature_dim' must be", config(lambda c: c["head"].update(feature_dim=10**8)))
+    case(
+        "head.feature_dim not the encoder's",
+        r"'head\.feature_dim' is 1000, but encoder",
+        config(lambda c: c["head"].update(feature_dim=1000)),
+    )
+    case("head.stats a string", r"'head\.stats' must be", config(lambda c: c["head"].update(stats="mean")))
+    case("head.hidden a string", r"'head\.hidden' must be", config(lambda c: c["head"].update(hidden="16")))
+    case("head.dropout a string", r"'head\.dropout' must be", config(lambda c: c["head"].update(dropout="x")))
+    case("clip a list", r"'clip' must be a JSON object", config(lambda c: c.update(clip=[4])))
+    case("feature_dtype a number", r"'feature_dtype' must be one of", config(lambda c: c.update(feature_dtype=3)))
+    case("feature_dtype int8", r"'feature_dtype' must be one of", config(lambda c: c.update(feature_dtype="int8")))
+    case(
+        "encoder.kwargs a list",
+        r"'encoder\.kwargs' must be a JSON object",
+        config(lambda c: c["encoder"].update(kwargs=[1])),
+    )
+    case("encoder.name a number", r"'encoder\.name' must be", config(lambda c: c["encoder"].update(name=5)))
+    case("reading with an unknown field", r"'reading' has unknown field", config(lambda c: c.update(reading={"zz": 1})))
+    full = (scorer / "model.safetensors").read_bytes()
+    case(
+        "model.safetensors truncated",
+        r"not a readable safetensors file",
+        weights(full[: len(full) // 2]),
+        "model.safetensors",
+    )
+    marker = root / "PICKLE_RAN"
+    case(
+        "a pickle renamed model.safetensors",
+        r"not a readable safetensors file",
+        weights(pickle.dumps(_OpensAFile(str(marker)))),
+        "model.safetensors",
+        marker=marker,
+    )
+    case(
+        "model.safetensors a symlink out of the directory",
+        r"leads outside the scorer directory",
+        link_weights,
+        "model.safetensors",
+    )
+    case(
+        "bundled checkpoint '../outside'", r"'encoder\.kwargs\.checkpoint' must be a path inside", bundle("../outside")
+    )
+    case("bundled checkpoint absolute", r"'encoder\.kwargs\.checkpoint' must be a path inside", bundle(str(outside)))
+    case(
+        "bundled checkpoint a symlink out of the directory",
+        r"'encoder\.kwargs\.checkpoint' leads outside the scorer directory",
+        bundle("encoder/checkpoint", link=True),
+    )
+
+    def link_in_bundle(d: Path) -> None:
+        (d / "encoder" / "checkpoint").mkdir(parents=True)
+        os.symlink(outside / "model.safetensors", d / "encoder" / "checkpoint" / "model.safetensors")
+        bundle("encoder/checkpoint")(d)
+
+    case(
+        "a file of the bundled checkpoint a symlink out of the directory",
+        r"'encoder\.kwargs\.checkpoint \(model\.safetensors\)' leads outside the scorer directory",
+        link_in_bundle,
+    )
+    case(
+        "checkpoint outside and not bundled",
+        r"'encoder\.kwargs\.checkpoint' must be bundled",
+        config(lambda c: c["encoder"]["kwargs"].update(checkpoint=str(outside))),
+    )
+    if os.path.exists("/dev/zero"):
+        case(
+            "encoder weights /dev/zero",
+            r"'encoder\.kwargs\.weights' names neither a file nor a directory",
+            config(lambda c: c["encoder"]["kwargs"].update(weights="/dev/zero")),
+        )
     return out

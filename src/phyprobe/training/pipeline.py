@@ -22,7 +22,7 @@ from omegaconf import DictConfig, OmegaConf
 from ..baselines.motion import motion_scores
 from ..baselines.vjepa2_surprisal import uses_own_predictor, vjepa2_surprisal_scores
 from ..data.magnitudes import normalise_magnitudes
-from ..data.manifest import Manifest
+from ..data.manifest import PAIRS_FILE, Manifest
 from ..data.sampling import sampling_weights
 from ..encoders import FrozenEncoder
 from ..errors import InvalidOption, UserError
@@ -299,6 +299,64 @@ def recipe_line(recipe: dict) -> str:
     )
 
 
+TIE = 0.5  # a pair label saying neither video is more violating
+
+
+def training_parts(manifest: Manifest, cfg: DictConfig) -> tuple[Manifest, Manifest, Manifest]:
+    """(trainable part, training set, validation set) of ``manifest`` as the run splits it, refused in one line when
+    the head would have nothing to learn from: no training pair, or only ties (label 0.5: they pull scores together
+    and never say which video is the more violating), or, when checkpoints are chosen by pair accuracy, no decided
+    pair to measure it on. Called on the manifest before any work, and again once unreadable videos are dropped."""
+    trainable = trainable_part(manifest, cfg.data)
+    train_m = subsample_scenes(trainable.split(*cfg.data.train_splits), cfg.data.get("train_fraction", 1.0))
+    val_m = trainable.split(*cfg.data.val_splits)  # checkpoints are chosen on the training sources alone
+    pairs_file = manifest.root / PAIRS_FILE
+    splits = list(cfg.data.train_splits)
+    if train_m.pairs.empty:
+        raise InvalidOption(f"{pairs_file}: no training pairs in splits {splits} of {manifest.root}")
+    if (train_m.pairs["label"] == TIE).all():
+        raise InvalidOption(
+            f"{pairs_file}: all {len(train_m.pairs)} training pairs (splits {splits}) are ties (label {TIE}): "
+            "no pair says which video is the more violating, so the head has nothing to learn; "
+            f"give at least one pair a label other than {TIE}"
+        )
+    monitor = str(cfg.checkpoint.get("monitor", ""))
+    checked = val_m.pairs if not val_m.pairs.empty else train_m.pairs  # the pairs the module validates on
+    if monitor.endswith("pair_acc") and (checked["label"] == TIE).all():
+        raise InvalidOption(
+            f"{pairs_file}: checkpoint.monitor={monitor} needs a validation pair (splits {list(cfg.data.val_splits)}) "
+            f"with a label other than {TIE}, and all {len(checked)} are ties; add one, or choose checkpoints by "
+            "checkpoint.monitor=val/loss checkpoint.mode=min"
+        )
+    return trainable, train_m, val_m
+
+
+class DivergedHeadError(UserError):
+    """Training ended with a head whose scores are not finite: nothing is exported."""
+
+
+def check_scores_finite(raw: np.ndarray, ids, head: PhyProbeHead, feats, cfg: DictConfig, scorer_dir: Path) -> None:
+    """Refuse (one line naming the cause) to export a head that scores any video of the run NaN or inf: the exported
+    scorer would answer no video, and every metric of the run would be NaN."""
+    bad = np.flatnonzero(~np.isfinite(raw))
+    if not len(bad):
+        return
+    first = f"{len(bad)} of {len(raw)} videos (first: {list(ids)[bad[0]]}, {raw[bad[0]]})"
+    broken = [n for n, t in head.state_dict().items() if t.is_floating_point() and not torch.isfinite(t).all()]
+    rows = torch.as_tensor(bad[:256], dtype=torch.long)
+    if broken:
+        cause = f"its weights {broken[:3]} are NaN/inf: training diverged; lower optim.lr ({cfg.optim.lr})"
+    elif not torch.isfinite(torch.as_tensor(feats[rows]).float()).all():
+        cause = "the encoder's features of those videos are NaN/inf (see the feature cache); exclude those videos"
+    else:
+        big = max(float(t.abs().max()) for t in head.state_dict().values() if t.is_floating_point() and t.numel())
+        cause = (
+            f"its weights grew to {big:.3g} and its output overflows: training diverged; "
+            f"lower optim.lr ({cfg.optim.lr})"
+        )
+    raise DivergedHeadError(f"{scorer_dir}: not exported: the trained head scores {first} non-finite; {cause}")
+
+
 def train(cfg: DictConfig) -> dict:
     """Run one training job described by ``cfg``; returns the evaluation metrics."""
     out = Path(cfg.paths.output_dir)
@@ -306,8 +364,14 @@ def train(cfg: DictConfig) -> dict:
     L.seed_everything(cfg.seed, workers=True)
     save_run_info(out, OmegaConf.to_container(cfg, resolve=True), cfg.seed)
 
+    fitted = OmegaConf.select(cfg, "backbone.checkpoint") == FIT_IN_RUN
+    if fitted:  # fitting a dynamics model is work: the data it and the head learn from is checked first
+        manifest: Manifest = instantiate_or_user_error(cfg.data.source)
+        training_parts(manifest, cfg)
     encoder = build_encoder(fit_backbone_in_run(cfg, out))  # first: a missing-weights error must not wait for the data
-    manifest: Manifest = instantiate_or_user_error(cfg.data.source)
+    if not fitted:
+        manifest = instantiate_or_user_error(cfg.data.source)
+        training_parts(manifest, cfg)  # before extraction: a manifest the head cannot learn from is refused at once
     clip = ClipSpec(**cfg.clip)
     cache = extract_features(manifest, encoder, clip, cfg.paths.cache_dir, dtype=cfg.feature_dtype, **cfg.extract)
     streaming = bool(cfg.data.get("streaming", False))
@@ -316,13 +380,9 @@ def train(cfg: DictConfig) -> dict:
         atomic_write_json(out / "skipped_videos.json", skipped)
         log.warning("%d unreadable videos excluded; see %s", len(skipped), out / "skipped_videos.json")
 
-    trainable = trainable_part(manifest, cfg.data)
-    train_m = subsample_scenes(trainable.split(*cfg.data.train_splits), cfg.data.get("train_fraction", 1.0))
-    val_m = trainable.split(*cfg.data.val_splits)  # checkpoints are chosen on the training sources alone
+    trainable, train_m, val_m = training_parts(manifest, cfg)  # again: unreadable videos took their pairs along
     trained_on = sorted(train_m.videos["source"].unique())  # a source without training videos is out of distribution
     excluded = set(manifest.videos["id"][manifest.videos["source"].isin(trained_on)]) - set(trainable.videos["id"])
-    if train_m.pairs.empty:
-        raise InvalidOption(f"no training pairs in splits {list(cfg.data.train_splits)} of {manifest.root}")
     reading = reading_of(cfg, clip, train_m)
     kind = cfg.head.get("kind", "mlp")  # groups weigh a monotone head's inputs; an MLP has no weights to share
     groups = head_groups(encoder, cfg.head.get("groups", "per_feature")) if kind == "monotone" else None
@@ -372,6 +432,7 @@ def train(cfg: DictConfig) -> dict:
     head = module.head.cpu().eval()
 
     raw = score_features(head, feats)
+    check_scores_finite(raw, manifest.videos["id"], head, feats, cfg, out / "scorer")  # before anything is written
     scores = manifest.videos.assign(raw_score=raw, score=np.clip(raw, 0.0, 1.0))
     scores_csv = out / "scores.csv"  # 9 significant digits: every float32 score round-trips exactly
     scores[["id", "path", "split", "source", "raw_score", "score"]].to_csv(scores_csv, index=False, float_format="%.9g")
