@@ -1,11 +1,16 @@
-"""Load on ``phyprobe serve``: N concurrent requests mixing good and bad videos, on 127.0.0.1.
+"""Load on ``phyprobe serve``, on 127.0.0.1, in two parts measured in one run:
 
-Prints how many were answered and with which status, p50/p99 latency and videos/s, measured in one
-run. The server runs in this process (uvicorn in a thread) on an ephemeral port; the load client is
-phyprobe.testing.serve_load, the one tests/test_serve.py uses.
+1. throughput: N concurrent requests mixing good and bad videos; how many were answered with which status,
+   p50/p99 latency and videos/s;
+2. availability: good clips (``--concurrency-good`` in flight) on a quiet server, then again while slow clients
+   trickle headers and bodies and long videos are uploaded back to back. Prints the good requests' p50/p99 both
+   ways and the loaded/quiet ratio; the service must keep p99 under 2x its quiet p99 and answer every good request.
 
-    python bench/bench_serve.py                    # 200 requests, a tiny scorer
-    python bench/bench_serve.py --scorer DIR -n 500
+The server runs in this process (uvicorn in a thread) on an ephemeral port; the load client is
+phyprobe.testing.serve_load, the one tests/test_serve.py and tests/test_serve_availability.py use.
+
+    python bench/bench_serve.py                    # a tiny scorer
+    python bench/bench_serve.py --scorer DIR -n 500 --record
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from phyprobe.testing.serve_load import fire, mixed_bodies, post, summary
+from phyprobe.testing.serve_load import availability, fire, long_video, mixed_bodies, post, summary
 
 
 def main() -> None:
@@ -23,6 +28,12 @@ def main() -> None:
     ap.add_argument("-n", type=int, default=200)
     ap.add_argument("--concurrency", type=int, default=200)
     ap.add_argument("--max-batch", type=int, default=8)
+    ap.add_argument("--good", type=int, default=80, help="good requests per availability phase")
+    ap.add_argument("--concurrency-good", type=int, default=2)
+    ap.add_argument("--slow-clients", type=int, default=8)
+    ap.add_argument("--long-clients", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=3, help="quiet/loaded rounds, interleaved")
+    ap.add_argument("--record", action="store_true", help="write the figures to results/benchmarks.csv")
     args = ap.parse_args()
     from phyprobe.serve import ServeConfig, build_app, serve_in_thread
 
@@ -37,7 +48,52 @@ def main() -> None:
         with serve_in_thread(build_app(scorer, ServeConfig(max_batch=args.max_batch))) as url:
             post(url, bodies[1][0])  # warm-up
             answers, seconds = fire(url, bodies, args.concurrency)
-        print(summary(answers, seconds))
+        print("throughput:", summary(answers, seconds))
+
+        good = [(tmp / f"{i}.mp4").read_bytes() for i in range(8)]  # mixed_bodies' good videos
+        long = long_video(tmp / "long.ts", repeats=12).read_bytes()  # ~34 MB, seconds of decoding
+        cfg = ServeConfig(
+            max_batch=args.max_batch,
+            timeout_s=4.0,
+            long_video_mb=8,
+            light_budget_s=1.0,
+            long_video_workers=1,
+            header_timeout_s=2.0,
+            idle_timeout_s=2.0,
+            read_timeout_s=5.0,
+        )
+        with serve_in_thread(build_app(scorer, cfg)) as url:
+            r = availability(
+                url,
+                good,
+                long,
+                n=args.good,
+                concurrency=args.concurrency_good,
+                slow_clients=args.slow_clients,
+                long_clients=args.long_clients,
+                rounds=args.rounds,
+            )
+    print(
+        f"availability: good p50/p99 quiet {1000 * r['quiet_p50_s']:.0f}/{1000 * r['quiet_p99_s']:.0f} ms, "
+        f"loaded {1000 * r['loaded_p50_s']:.0f}/{1000 * r['loaded_p99_s']:.0f} ms; p99 ratio {r['p99_ratio']:.2f} "
+        f"(must be < 2); good requests failed: {r['good_failed']}; long videos answered {r['long_statuses']}; "
+        f"slow clients closed after at most {r['slow_clients_closed_after_s']:.1f} s"
+    )
+    if args.record:
+        from phyprobe.eval.bench_record import record_benchmark
+
+        lat = sorted(a[2] for a in answers)
+        record_benchmark(
+            "serve",
+            {
+                "throughput: p50 latency": (lat[len(lat) // 2], "s"),
+                "throughput: videos/s": (sum(a[0] == 200 for a in answers) / seconds, "videos/s"),
+                "availability: quiet p99": (r["quiet_p99_s"], "s"),
+                "availability: loaded p99": (r["loaded_p99_s"], "s"),
+                "availability: loaded/quiet p99": (r["p99_ratio"], "ratio"),
+                "availability: good requests failed": (r["good_failed"], "count"),
+            },
+        )
 
 
 if __name__ == "__main__":
