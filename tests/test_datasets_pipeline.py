@@ -7,15 +7,14 @@ import dataset_fixtures as F
 import numpy as np
 import pandas as pd
 import pytest
-from hydra import compose, initialize_config_dir
 from hydra.errors import InstantiationException
-from omegaconf import OmegaConf, open_dict
+from omegaconf import open_dict
 
 from phyprobe.data.datasets import prepare
 from phyprobe.data.datasets.leakage import LeakageError
 from phyprobe.data.sampling import sampling_weights
 from phyprobe.eval.run import run_eval
-from phyprobe.testing.configs import CONFIGS, TOY, compose_train
+from phyprobe.testing.configs import CONFIGS, benchmark_eval_cfg, mix_train_cfg
 from phyprobe.training.pipeline import train
 
 # benchmark config -> (converter, options) writing its manifest
@@ -26,7 +25,7 @@ BENCHMARKS = {
     "implausibench": ("implausibench", {}),
     "videogen_rewardbench": ("videogen_rewardbench", {}),
     "videogen_rewardbench_overall": ("videogen_rewardbench", {"dim": "Overall"}),
-    "monetbench": ("monetbench", {"standard_answer": "names_preferred"}),  # as configs/benchmark/monetbench.yaml
+    "monetbench": ("monetbench", {"annotation_codes": "higher_better", "standard_answer": "names_preferred"}),
     "rapidata_i2v": ("rapidata", {"coherence_votes": "for_better"}),  # as configs/benchmark/rapidata_i2v.yaml
 }
 # training component -> (converter, options): every converter, benchmark-only sets converted as split=train
@@ -77,48 +76,13 @@ def prepared(tmp_path_factory):
     return train, bench, base
 
 
-def mix_cfg(tmp_path, train, bench, cache):
-    cfg = compose_train(
-        tmp_path,
-        [
-            *TOY,
-            "extract.batch_size=32",
-            "data=paper_mix",
-            f"paths.cache_dir={cache}",
-            "eval.n_boot=20",
-            "eval.report=false",
-            "eval.baselines=[]",
-        ],
-    )
-    with open_dict(cfg):
-        cfg.data.source.components = {k: str(v) for k, v in train.items()}
-        cfg.data.source.leakage.benchmarks = [
-            {**OmegaConf.to_container(OmegaConf.load(CONFIGS / "benchmark" / f"{b}.yaml")), "manifest": str(p)}
-            for b, p in bench.items()
-        ]
-        cfg.data.sampling.source = {k: 1.0 for k in train}
-    return cfg
-
-
-def eval_cfg(tmp_path, overrides):
-    with initialize_config_dir(version_base="1.3", config_dir=str(CONFIGS)):
-        return compose(
-            "eval",
-            overrides=[
-                f"paths.output_dir={tmp_path}",
-                "n_boot=20",
-                "report=false",
-                "extract.batch_size=32",
-                "extract.num_workers=0",
-                *overrides,
-            ],
-        )
+BATCH = ["extract.batch_size=32"]  # the mix and its benchmarks extract in larger batches than TOY's
 
 
 def test_every_converter_trains_in_the_paper_mix_and_every_public_benchmark_evaluates(prepared, tmp_path):
     train_dirs, bench, base = prepared
     cache = base / "cache"
-    cfg = mix_cfg(tmp_path / "run", train_dirs, bench, cache)
+    cfg = mix_train_cfg(tmp_path / "run", train_dirs, bench, cache, extra=BATCH)
     metrics = train(cfg)
     saved = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert saved["run"]["num_train_pairs"] == metrics["run"]["num_train_pairs"] > 0
@@ -148,15 +112,7 @@ def test_every_converter_trains_in_the_paper_mix_and_every_public_benchmark_eval
     }
     for name, manifest in bench.items():
         res = run_eval(
-            eval_cfg(
-                tmp_path / "eval" / name,
-                [
-                    f"benchmark={name}",
-                    f"benchmark.manifest={manifest}",
-                    f"run={tmp_path / 'run'}",
-                    f"paths.cache_dir={cache}",
-                ],
-            )
+            benchmark_eval_cfg(tmp_path / "eval" / name, name, manifest, tmp_path / "run", cache, extra=BATCH)
         )
         protocol, figure = want[name]
         leaf = res["results"][protocol][figure]
@@ -179,9 +135,8 @@ def test_external_scores_csv_on_a_converted_benchmark(prepared, tmp_path):
         }
     ).to_csv(csv, index=False)
     res = run_eval(
-        eval_cfg(
-            tmp_path / "ib",
-            ["benchmark=implausibench", f"benchmark.manifest={bench['implausibench']}", f"scores_csv={csv}"],
+        benchmark_eval_cfg(
+            tmp_path / "ib", "implausibench", bench["implausibench"], extra=[*BATCH, f"scores_csv={csv}"]
         )
     )
     assert res["results"]["pairwise"]["pairwise_accuracy"]["value"] == 1.0
@@ -191,14 +146,11 @@ def test_external_scores_csv_on_a_converted_benchmark(prepared, tmp_path):
         csv, index=False
     )
     res = run_eval(
-        eval_cfg(
+        benchmark_eval_cfg(
             tmp_path / "vp",
-            [
-                "benchmark=videophy2",
-                f"benchmark.manifest={bench['videophy2']}",
-                f"scores_csv={csv}",
-                "higher_means=plausible",
-            ],
+            "videophy2",
+            bench["videophy2"],
+            extra=[*BATCH, f"scores_csv={csv}", "higher_means=plausible"],
         )
     )
     assert res["results"]["correlation"]["spearman"]["value"] == pytest.approx(1.0)
@@ -207,7 +159,7 @@ def test_external_scores_csv_on_a_converted_benchmark(prepared, tmp_path):
 def test_paper_mix_refuses_leaked_training_data(prepared, tmp_path):
     train_dirs, bench, base = prepared
     leaked = {**train_dirs, "implausibench": str(bench["implausibench"])}  # the benchmark itself, as split=test...
-    cfg = mix_cfg(tmp_path, leaked, bench, base / "cache")
+    cfg = mix_train_cfg(tmp_path, leaked, bench, base / "cache", extra=BATCH)
     with open_dict(cfg):
         cfg.data.source.leakage.splits = ["train", "val", "test"]  # ...read as training data
     with pytest.raises(LeakageError, match=r"content: training video 'implausibench:.*' ~ implausibench test video"):
@@ -216,7 +168,9 @@ def test_paper_mix_refuses_leaked_training_data(prepared, tmp_path):
 
 def test_paper_mix_names_a_component_that_was_not_prepared(prepared, tmp_path):
     train_dirs, bench, base = prepared
-    cfg = mix_cfg(tmp_path, {**train_dirs, "videophy2": str(tmp_path / "nowhere")}, bench, base / "cache")
+    cfg = mix_train_cfg(
+        tmp_path, {**train_dirs, "videophy2": str(tmp_path / "nowhere")}, bench, base / "cache", extra=BATCH
+    )
     with pytest.raises(
         InstantiationException, match=r"mix component 'videophy2': no manifest at .*nowhere.*phyprobe data prepare"
     ) as e:

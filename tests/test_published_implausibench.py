@@ -8,12 +8,11 @@ import json
 import numpy as np
 import published_implausibench as P
 import pytest
-from omegaconf import OmegaConf, open_dict
 
 from phyprobe.cli import main as cli_main
 from phyprobe.data.manifest import Manifest
 from phyprobe.eval.run import run_eval
-from phyprobe.testing.configs import CONFIGS, TOY, compose_eval, compose_train
+from phyprobe.testing.configs import benchmark_eval_cfg, mix_train_cfg
 from phyprobe.training.pipeline import train
 
 N = 3  # scenarios
@@ -109,41 +108,14 @@ def test_converted_sets_train_at_toy_size_and_evaluate_with_the_implausibench_pr
     train_out, bench_out = tmp_path / "train", tmp_path / "bench"
     converted(P.write(tmp_path / "raw_t", tag="t", n=4), train_out, "--set", "split=train")
     converted(P.hub_cache(tmp_path / "raw_b", tag="b"), bench_out)
-    bench = {
-        **OmegaConf.to_container(OmegaConf.load(CONFIGS / "benchmark" / "implausibench.yaml")),
-        "manifest": str(bench_out),
-    }
-    cfg = compose_train(
-        tmp_path / "run",
-        [
-            *TOY,
-            "data=paper_mix",
-            f"paths.cache_dir={tmp_path / 'cache'}",
-            "eval.n_boot=20",
-            "eval.report=false",
-            "eval.baselines=[]",
-        ],
+    cfg = mix_train_cfg(
+        tmp_path / "run", {"implausibench": train_out}, {"implausibench": bench_out}, tmp_path / "cache"
     )
-    with open_dict(cfg):
-        cfg.data.source.components = {"implausibench": str(train_out)}
-        cfg.data.source.leakage.benchmarks = [bench]
-        cfg.data.sampling.source = {"implausibench": 1.0}
     metrics = train(cfg)
     assert metrics["run"]["num_train_pairs"] == 4
 
     res = run_eval(
-        compose_eval(
-            tmp_path / "eval",
-            [
-                "benchmark=implausibench",
-                f"benchmark.manifest={bench_out}",
-                f"run={tmp_path / 'run'}",
-                f"paths.cache_dir={tmp_path / 'cache'}",
-                "n_boot=20",
-                "report=false",
-                "extract.num_workers=0",
-            ],
-        )
+        benchmark_eval_cfg(tmp_path / "eval", "implausibench", bench_out, tmp_path / "run", tmp_path / "cache")
     )["results"]["pairwise"]
     assert res["coverage"]["value"] == 1.0  # every video decoded, links to extension-less blobs included
     assert res["pairwise_accuracy"]["n"] == N and np.isfinite(res["pairwise_accuracy"]["value"])

@@ -8,17 +8,17 @@ import dataset_fixtures as F
 import numpy as np
 import published_monetbench as M
 import pytest
-from test_datasets_pipeline import eval_cfg, mix_cfg
 
 from phyprobe.cli import main as cli_main
 from phyprobe.data.datasets import prepare
 from phyprobe.data.datasets.directions import DirectionError
 from phyprobe.data.manifest import Manifest
 from phyprobe.eval.run import run_eval
-from phyprobe.testing.configs import CONFIGS
+from phyprobe.testing.configs import CONFIGS, benchmark_eval_cfg, mix_train_cfg
 from phyprobe.training.pipeline import train
 
 MAP = str(CONFIGS / "magnitudes" / "monetbench.yaml")
+BATCH = ["extract.batch_size=32"]  # as the whole mix in test_datasets_pipeline extracts
 
 
 def check(root, *opts):
@@ -144,18 +144,8 @@ def test_prepared_copy_trains_and_evaluates_at_toy_size(tmp_path, capsys, monkey
         "real_folder": str(prepare("real_folder", real, tmp_path / "prep" / "real")),
     }
     cache = tmp_path / "cache"
-    metrics = train(mix_cfg(tmp_path / "run", components, {"monetbench": dirs["b"]}, cache))
+    metrics = train(mix_train_cfg(tmp_path / "run", components, {"monetbench": dirs["b"]}, cache, extra=BATCH))
     assert metrics["run"]["num_train_pairs"] > 0
-    res = run_eval(
-        eval_cfg(
-            tmp_path / "eval",
-            [
-                "benchmark=monetbench",
-                f"benchmark.manifest={dirs['b']}",
-                f"run={tmp_path / 'run'}",
-                f"paths.cache_dir={cache}",
-            ],
-        )
-    )
+    res = run_eval(benchmark_eval_cfg(tmp_path / "eval", "monetbench", dirs["b"], tmp_path / "run", cache, extra=BATCH))
     leaf = res["results"]["monetbench"]["tau_star"]
     assert leaf["n"] > 0 and np.isfinite(leaf["value"])

@@ -9,13 +9,11 @@ import logging
 import numpy as np
 import published_pid as P
 import pytest
-from hydra import compose, initialize_config_dir
-from omegaconf import OmegaConf, open_dict
 
 from phyprobe.cli import main as cli_main
 from phyprobe.data.manifest import Manifest
 from phyprobe.eval.run import run_eval
-from phyprobe.testing.configs import CONFIGS, TOY, compose_train
+from phyprobe.testing.configs import benchmark_eval_cfg, mix_train_cfg
 from phyprobe.training.pipeline import train
 
 N = 2  # videos per sub-folder
@@ -144,39 +142,11 @@ def test_converted_sets_train_at_toy_size_and_evaluate_with_the_pid_protocol(tmp
         converted(raw_b, out, s)
 
     cache = tmp_path / "cache"
-    cfg = compose_train(
-        tmp_path / "run",
-        [
-            *TOY,
-            "data=paper_mix",
-            f"paths.cache_dir={cache}",
-            "eval.n_boot=20",
-            "eval.report=false",
-            "eval.baselines=[]",
-        ],
-    )
-    pid_yaml = OmegaConf.to_container(OmegaConf.load(CONFIGS / "benchmark" / "pid.yaml"))
-    with open_dict(cfg):
-        cfg.data.source.components = {k: str(v) for k, v in train_dirs.items()}
-        cfg.data.source.leakage.benchmarks = [{**pid_yaml, "manifest": str(p)} for p in bench.values()]
-        cfg.data.sampling.source = {k: 1.0 for k in train_dirs}
+    cfg = mix_train_cfg(tmp_path / "run", train_dirs, [("pid", p) for p in bench.values()], cache)
     metrics = train(cfg)
     assert metrics["run"]["num_train_pairs"] == 2 * N
 
     for s, manifest in bench.items():
-        with initialize_config_dir(version_base="1.3", config_dir=str(CONFIGS)):
-            ecfg = compose(
-                "eval",
-                overrides=[
-                    f"paths.output_dir={tmp_path / 'eval' / s}",
-                    "n_boot=20",
-                    "report=false",
-                    "extract.num_workers=0",
-                    "benchmark=pid",
-                    f"benchmark.manifest={manifest}",
-                    f"run={tmp_path / 'run'}",
-                    f"paths.cache_dir={cache}",
-                ],
-            )
+        ecfg = benchmark_eval_cfg(tmp_path / "eval" / s, "pid", manifest, tmp_path / "run", cache)
         res = run_eval(ecfg)["results"]["pid"]
         assert res["coverage"]["value"] == 1.0 and res["auroc"]["n"] == 2 * N and np.isfinite(res["auroc"]["value"])

@@ -9,14 +9,16 @@ import numpy as np
 import pandas as pd
 import published_rapidata as R
 import pytest
-from test_datasets_pipeline import eval_cfg, mix_cfg
 
 from phyprobe.cli import main as cli_main
 from phyprobe.data.datasets import prepare
 from phyprobe.data.datasets.directions import DirectionError
 from phyprobe.data.manifest import Manifest
 from phyprobe.eval.run import run_eval
+from phyprobe.testing.configs import benchmark_eval_cfg, mix_train_cfg
 from phyprobe.training.pipeline import train
+
+BATCH = ["extract.batch_size=32"]  # as the whole mix in test_datasets_pipeline extracts
 
 
 def notes(out):
@@ -111,19 +113,11 @@ def test_prepared_set_trains_and_evaluates_at_toy_size(tmp_path, capsys):
         "real_folder": str(prepare("real_folder", real, tmp_path / "prep" / "real")),
     }
     cache = tmp_path / "cache"
-    cfg = mix_cfg(tmp_path / "run", components, {"rapidata_i2v": dirs["b"]}, cache)
+    cfg = mix_train_cfg(tmp_path / "run", components, {"rapidata_i2v": dirs["b"]}, cache, extra=BATCH)
     metrics = train(cfg)
     assert metrics["run"]["num_train_pairs"] > 0
     res = run_eval(
-        eval_cfg(
-            tmp_path / "eval",
-            [
-                "benchmark=rapidata_i2v",
-                f"benchmark.manifest={dirs['b']}",
-                f"run={tmp_path / 'run'}",
-                f"paths.cache_dir={cache}",
-            ],
-        )
+        benchmark_eval_cfg(tmp_path / "eval", "rapidata_i2v", dirs["b"], tmp_path / "run", cache, extra=BATCH)
     )
     leaf = res["results"]["videoalign"]["accuracy_with_ties"]
     assert leaf["n"] > 0 and np.isfinite(leaf["value"])

@@ -9,13 +9,12 @@ import shutil
 import numpy as np
 import published_videofeedback2 as P
 import pytest
-from omegaconf import OmegaConf, open_dict
 
 from phyprobe.cli import main as cli_main
 from phyprobe.data.datasets import ConversionError, prepare
 from phyprobe.data.manifest import Manifest
 from phyprobe.eval.run import run_eval
-from phyprobe.testing.configs import CONFIGS, TOY, compose_eval, compose_train
+from phyprobe.testing.configs import CONFIGS, benchmark_eval_cfg, mix_train_cfg
 from phyprobe.training.pipeline import train
 
 
@@ -137,42 +136,24 @@ def test_cli_prepare_trains_in_the_paper_mix_and_evaluates_on_the_test_split(rel
     m = Manifest.load(out, check_files=True)
     assert len(m.split("train").videos) == len(m.split("test").videos) == 6
 
-    bench = {
-        **OmegaConf.to_container(OmegaConf.load(CONFIGS / "benchmark" / "videofeedback2.yaml")),
-        "manifest": str(out),
-    }
-    cfg = compose_train(
+    cfg = mix_train_cfg(
         tmp_path / "run",
-        [
-            *TOY,
-            "backbone=efficientnet_lite0",
-            "data=paper_mix",
-            f"paths.cache_dir={tmp_path / 'cache'}",
-            "eval.n_boot=20",
-            "eval.report=false",
-            "eval.baselines=[]",
-        ],
+        {"videofeedback2": out},
+        {"videofeedback2": out},  # train split vs the test split: no overlap
+        tmp_path / "cache",
+        extra=["backbone=efficientnet_lite0"],
     )
-    with open_dict(cfg):
-        cfg.data.source.components = {"videofeedback2": str(out)}
-        cfg.data.source.leakage.benchmarks = [bench]  # train split vs the test split: no overlap
-        cfg.data.sampling.source = {"videofeedback2": 1.0}
     metrics = train(cfg)
     assert metrics["run"]["num_train_pairs"] > 0
 
     res = run_eval(
-        compose_eval(
+        benchmark_eval_cfg(
             tmp_path / "eval",
-            [
-                "benchmark=videofeedback2",
-                f"benchmark.manifest={out}",
-                f"run={tmp_path / 'run'}",
-                f"paths.cache_dir={tmp_path / 'cache'}",
-                "n_boot=20",
-                "report=false",
-                "extract.batch_size=8",
-                "extract.num_workers=0",
-            ],
+            "videofeedback2",
+            out,
+            tmp_path / "run",
+            tmp_path / "cache",
+            extra=["extract.batch_size=8"],
         )
     )
     for protocol, figure in (("pairwise", "pairwise_accuracy"), ("correlation", "spearman")):

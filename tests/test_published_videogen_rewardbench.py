@@ -10,12 +10,11 @@ import numpy as np
 import pandas as pd
 import published_videogen_rewardbench as P
 import pytest
-from omegaconf import OmegaConf, open_dict
 
 from phyprobe.cli import main as cli_main
 from phyprobe.data.manifest import Manifest
 from phyprobe.eval.run import run_eval
-from phyprobe.testing.configs import CONFIGS, TOY, compose_eval, compose_train
+from phyprobe.testing.configs import benchmark_eval_cfg, mix_train_cfg
 from phyprobe.training.pipeline import train
 
 PROMPTS = 2
@@ -110,41 +109,19 @@ def test_converted_sets_train_at_toy_size_and_evaluate_with_videoalign_accuracy(
     bench = {"videogen_rewardbench": tmp_path / "mq", "videogen_rewardbench_overall": tmp_path / "overall"}
     converted(raw_b, bench["videogen_rewardbench"])
     converted(raw_b, bench["videogen_rewardbench_overall"], "--set", "dim=Overall")
-    yamls = {b: OmegaConf.to_container(OmegaConf.load(CONFIGS / "benchmark" / f"{b}.yaml")) for b in bench}
-    cfg = compose_train(
+    cfg = mix_train_cfg(
         tmp_path / "run",
-        [
-            *TOY,
-            "backbone=efficientnet_lite0",  # no real videos to fit the default dynamics backbone on
-            "data=paper_mix",
-            f"paths.cache_dir={tmp_path / 'cache'}",
-            "eval.n_boot=20",
-            "eval.report=false",
-            "eval.baselines=[]",
-        ],
+        {"videogen_rewardbench": train_out},
+        bench,
+        tmp_path / "cache",
+        extra=["backbone=efficientnet_lite0"],  # no real videos to fit the default dynamics backbone on
     )
-    with open_dict(cfg):
-        cfg.data.source.components = {"videogen_rewardbench": str(train_out)}
-        cfg.data.source.leakage.benchmarks = [{**yamls[b], "manifest": str(p)} for b, p in bench.items()]
-        cfg.data.sampling.source = {"videogen_rewardbench": 1.0}
     metrics = train(cfg)
     assert metrics["run"]["num_train_pairs"] > 0
 
     for b, manifest in bench.items():
-        res = run_eval(
-            compose_eval(
-                tmp_path / "eval" / b,
-                [
-                    f"benchmark={b}",
-                    f"benchmark.manifest={manifest}",
-                    f"run={tmp_path / 'run'}",
-                    f"paths.cache_dir={tmp_path / 'cache'}",
-                    "n_boot=20",
-                    "report=false",
-                    "extract.num_workers=0",
-                ],
-            )
-        )["results"]["videoalign"]
+        ecfg = benchmark_eval_cfg(tmp_path / "eval" / b, b, manifest, tmp_path / "run", tmp_path / "cache")
+        res = run_eval(ecfg)["results"]["videoalign"]
         labels = Manifest.load(manifest).pairs["label"]
         assert res["coverage"]["value"] == 1.0
         assert res["accuracy_with_ties"]["n"] == len(labels) and np.isfinite(res["accuracy_with_ties"]["value"])

@@ -8,12 +8,11 @@ import json
 import numpy as np
 import published_videophy2 as P
 import pytest
-from omegaconf import OmegaConf, open_dict
 
 from phyprobe.cli import main as cli_main
 from phyprobe.data.manifest import Manifest
 from phyprobe.eval.run import run_eval
-from phyprobe.testing.configs import CONFIGS, TOY, compose_eval, compose_train
+from phyprobe.testing.configs import benchmark_eval_cfg, mix_train_cfg
 from phyprobe.training.pipeline import train
 
 CAPTIONS = 2
@@ -114,39 +113,24 @@ def test_a_layout_that_is_not_the_release_is_one_line(tmp_path, capsys):
 def test_train_split_trains_at_toy_size_and_the_test_split_evaluates(tmp_path):
     out = tmp_path / "vp2"
     m = converted(P.write(tmp_path / "raw", captions=4), out)
-    bench = {**OmegaConf.to_container(OmegaConf.load(CONFIGS / "benchmark" / "videophy2.yaml")), "manifest": str(out)}
-    cfg = compose_train(
+    cfg = mix_train_cfg(
         tmp_path / "run",
-        [
-            *TOY,
-            "backbone=efficientnet_lite0",
-            "data=paper_mix",
-            f"paths.cache_dir={tmp_path / 'cache'}",
-            "eval.n_boot=20",
-            "eval.report=false",
-            "eval.baselines=[]",
-        ],
+        {"videophy2": out},
+        {"videophy2": out},  # train captions vs test captions: no overlap
+        tmp_path / "cache",
+        extra=["backbone=efficientnet_lite0"],
     )
-    with open_dict(cfg):
-        cfg.data.source.components = {"videophy2": str(out)}
-        cfg.data.source.leakage.benchmarks = [bench]  # train captions vs test captions: no overlap
-        cfg.data.sampling.source = {"videophy2": 1.0}
     metrics = train(cfg)
     assert metrics["run"]["num_train_pairs"] == len(m.split("train").pairs)
 
     res = run_eval(
-        compose_eval(
+        benchmark_eval_cfg(
             tmp_path / "eval",
-            [
-                "benchmark=videophy2",
-                f"benchmark.manifest={out}",
-                f"run={tmp_path / 'run'}",
-                f"paths.cache_dir={tmp_path / 'cache'}",
-                "n_boot=20",
-                "report=false",
-                "extract.batch_size=8",
-                "extract.num_workers=0",
-            ],
+            "videophy2",
+            out,
+            tmp_path / "run",
+            tmp_path / "cache",
+            extra=["extract.batch_size=8"],
         )
     )["results"]
     assert res["pairwise"]["coverage"]["value"] == 1.0

@@ -3,10 +3,11 @@ tests and benchmarks that run a training or an evaluation in seconds (a source c
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from hydra import compose, initialize_config_dir
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf, open_dict
 
 from phyprobe.config_files import SOURCE_ROOT
 
@@ -39,3 +40,64 @@ def compose_eval(tmp_path: Path, overrides: list[str]) -> DictConfig:
     """eval.py's config writing into ``tmp_path``, with 200 bootstrap draws unless ``overrides`` say otherwise."""
     with initialize_config_dir(version_base="1.3", config_dir=str(CONFIGS)):
         return compose("eval", overrides=[f"paths.output_dir={tmp_path}", "n_boot=200", *overrides])
+
+
+def mix_train_cfg(
+    tmp_path: Path,
+    components: Mapping[str, str | Path],
+    benchmarks: Mapping[str, str | Path] | Iterable[tuple[str, str | Path]],
+    cache_dir: str | Path,
+    extra: Iterable[str] = (),
+) -> DictConfig:
+    """train.py's ``data=paper_mix`` at toy size on converted manifests: ``components`` (name → manifest
+    folder) each sampled with weight 1, checked for leakage against ``benchmarks`` (benchmark config name →
+    manifest; pairs where one config serves several manifests), so a converter's output trains as the mix would.
+    ``extra`` (e.g. ``backbone=efficientnet_lite0``) follows TOY."""
+    cfg = compose_train(
+        tmp_path,
+        [
+            *TOY,
+            *extra,
+            "data=paper_mix",
+            f"paths.cache_dir={cache_dir}",
+            "eval.n_boot=20",
+            "eval.report=false",
+            "eval.baselines=[]",
+        ],
+    )
+    pairs = benchmarks.items() if isinstance(benchmarks, Mapping) else benchmarks
+    with open_dict(cfg):
+        cfg.data.source.components = {k: str(v) for k, v in components.items()}
+        cfg.data.source.leakage.benchmarks = [
+            {**OmegaConf.to_container(OmegaConf.load(CONFIGS / "benchmark" / f"{b}.yaml")), "manifest": str(p)}
+            for b, p in pairs
+        ]
+        cfg.data.sampling.source = {k: 1.0 for k in components}
+    return cfg
+
+
+def benchmark_eval_cfg(
+    tmp_path: Path,
+    benchmark: str,
+    manifest: str | Path,
+    run_dir: str | Path | None = None,
+    cache_dir: str | Path | None = None,
+    extra: Iterable[str] = (),
+) -> DictConfig:
+    """eval.py's config for ``benchmark`` on a converted ``manifest`` at toy size (20 bootstrap draws, no
+    report, extraction in-process); ``run_dir`` scores with a trained run, or ``extra`` names another scorer."""
+    run = [f"run={run_dir}"] if run_dir is not None else []
+    cache = [f"paths.cache_dir={cache_dir}"] if cache_dir is not None else []
+    return compose_eval(
+        tmp_path,
+        [
+            f"benchmark={benchmark}",
+            f"benchmark.manifest={manifest}",
+            *run,
+            *cache,
+            "n_boot=20",
+            "report=false",
+            "extract.num_workers=0",
+            *extra,
+        ],
+    )
