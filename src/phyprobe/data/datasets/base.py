@@ -70,16 +70,13 @@ def find_file(root: Path, names: Iterable[str], what: str, required: bool = True
     return hits[0]
 
 
-def unpacked(root: Path, folder: str, archive: str, out: Path) -> Path:
-    """``root/.../folder`` as published inside ``archive``: the folder itself if it was unzipped,
-    else the archive extracted once under ``out/unzipped`` (the videos live there, the archive is
-    not a video file that could be referenced in place)."""
-    for p in sorted(Path(root).rglob(folder)):
-        if p.is_dir():
-            return p
-    zpath = find_file(root, [archive], f"{folder}/ folder or {archive}")
-    dest = Path(out) / "unzipped" / Path(archive).stem
-    if not (dest / ".complete").exists():
+EXTRACTED = ".complete"  # written last into an extracted archive's folder: its absence means a rerun extracts again
+
+
+def extract_once(zpath: Path, dest: Path) -> Path:
+    """``zpath`` extracted into ``dest`` once, atomically (into a temporary folder, then renamed), each member's CRC
+    checked; a rerun finds the marker and skips it."""
+    if not (dest / EXTRACTED).exists():
         tmp = dest.with_name(dest.name + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
         with zipfile.ZipFile(zpath) as z:
@@ -89,7 +86,19 @@ def unpacked(root: Path, folder: str, archive: str, out: Path) -> Path:
             z.extractall(tmp)
         shutil.rmtree(dest, ignore_errors=True)
         os.replace(tmp, dest)
-        (dest / ".complete").write_text(str(zpath))
+        (dest / EXTRACTED).write_text(str(zpath))
+    return dest
+
+
+def unpacked(root: Path, folder: str, archive: str, out: Path) -> Path:
+    """``root/.../folder`` as published inside ``archive``: the folder itself if it was unzipped,
+    else the archive extracted once under ``out/unzipped`` (the videos live there, the archive is
+    not a video file that could be referenced in place)."""
+    for p in sorted(Path(root).rglob(folder)):
+        if p.is_dir():
+            return p
+    zpath = find_file(root, [archive], f"{folder}/ folder or {archive}")
+    dest = extract_once(zpath, Path(out) / "unzipped" / Path(archive).stem)
     for p in sorted(dest.rglob(folder)):
         if p.is_dir():
             return p

@@ -26,19 +26,19 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from .base import (
+    EXTRACTED,
     VIDEO_EXTENSIONS,
     ConversionError,
     ManifestWriter,
     check_count,
     existing,
+    extract_once,
     fail,
     pair_frame,
     read_json_records,
@@ -47,7 +47,6 @@ from .base import (
 
 NAME = "pid"
 SKIP_DIRS = {"__MACOSX", ".git"}  # macOS zips carry __MACOSX/<same tree>/._name resource forks
-EXTRACTED = ".complete"  # marks an archive extracted by a conversion (also base.unpacked's marker)
 
 
 @dataclass(frozen=True)
@@ -134,22 +133,6 @@ def _one(paths: list[Path], what: str, root: Path) -> Path | None:
     return paths[0] if paths else None
 
 
-def _extract(zpath: Path, dest: Path) -> Path:
-    """``zpath`` extracted once into ``dest`` (a ``.complete`` marker makes reruns skip it)."""
-    if not (dest / EXTRACTED).exists():
-        tmp = dest.with_name(dest.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        with zipfile.ZipFile(zpath) as z:
-            bad = z.testzip()
-            if bad is not None:
-                raise ConversionError(f"{zpath}: member {bad!r} is corrupt")
-            z.extractall(tmp)
-        shutil.rmtree(dest, ignore_errors=True)
-        os.replace(tmp, dest)
-        (dest / EXTRACTED).write_text(str(zpath))
-    return dest
-
-
 def locate(root: Path, out: Path, subset: str) -> tuple[Path, Path | None]:
     """The released folder of ``subset`` under ``root`` and the archive it came from (None: unzipped)."""
     layout = SUBSETS[subset]
@@ -168,7 +151,7 @@ def locate(root: Path, out: Path, subset: str) -> tuple[Path, Path | None]:
         ]
         hint = f"; found {others[0]} instead" if others else ""
         fail(root, f"no {layout.title} found: expected {layout.expected_text()}{hint}")
-    dest = _extract(zpath, out / "unzipped" / Path(layout.archive).stem)
+    dest = extract_once(zpath, out / "unzipped" / Path(layout.archive).stem)
     folder = _one(_folders(dest, layout, None), f"folders in {zpath.name} could be the {layout.title}", dest)
     if folder is None:
         fail(zpath, f"the archive holds no {layout.title}: expected {layout.expected_text()}")
