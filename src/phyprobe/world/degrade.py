@@ -1,7 +1,9 @@
 """Quality-only nuisances: the plausible frames made worse to look at, physics untouched.
 
 These twins let the evaluation put a number on how much a head confuses image quality with physical
-violation: a good head scores them like their clean plausible twin.
+violation: a good head scores them like their clean plausible twin. The builds' codec twins are the same frames
+passed through a codec and quality drawn from those generators ship in (``phyprobe.io.codecs.draw_encoding``), so
+training learns them as plausible (docs/studies/codec-invariance.md).
 """
 
 from __future__ import annotations
