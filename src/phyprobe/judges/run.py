@@ -136,7 +136,7 @@ def add_cli(sub) -> None:
         default=[],
         metavar="KEY=VALUE",
         help="override a config entry, e.g. client.base_url=http://host:8000/v1 client.model=... "
-        "judge.tasks=rubrics.jsonl client.concurrency=16 (repeatable)",
+        "judge.tasks=rubrics.jsonl (a task file or a prompt suite) client.concurrency=16 (repeatable)",
     )
     r.set_defaults(func=_cli_run)
     a = jsub.add_parser("agree", help="agreement (Pearson, Spearman, kappa, QWK) between two raters' 1-5 scores")

@@ -13,8 +13,11 @@ Users bring their own rubric sets as a task file (``read_tasks``), one line per 
 
 Sci-VBench's own record fields (``pg_specification``, ``scc_specification``, ``sc_specification``,
 ``high_level_evaluation_guide``) are read too. An empty rubric means "not judged" on that dimension,
-as in that code. ``rubric_set="physics"`` needs no task file: it judges any video, with the prompt from
-its manifest metadata when there is one, on one physics-only dimension.
+as in that code. ``tasks`` may also be a prompt suite (``phyprobe.suites``; ``phyprobe suite import scivbench``
+makes one, LPF included as ``low_level_perceptual_fidelity``): each video gets the record of its
+``metadata.prompt_id``. ``dimensions`` judges only the rubrics of those dimensions. ``rubric_set="physics"``
+needs no task file: it judges any video, with the prompt from its manifest metadata when there is one, on one
+physics-only dimension.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from ..data.manifest import Manifest
 from .base import Item, LLMJudge
 from .client import Sampling
 from .parsing import ReplyError, first_json_object, integer_in, require_keys
-from .tasks import manifest_tasks, read_tasks
+from .tasks import TaskFileError, manifest_tasks, read_tasks
 
 # The paper's definitions of its three MLLM-judged dimensions (Sci-VBench §3).
 DIMENSIONS = {
@@ -43,6 +46,12 @@ DIMENSIONS = {
         "whether the video maintains the coherent temporal evolution and stable spatial "
         "relationships needed for the intended mechanism to be interpretable.",
     ),
+    # Sci-VBench's fourth dimension; its paper scores it with vision tools, the public evaluation code with the MLLM
+    "low_level_perceptual_fidelity": (
+        "Low-level Perceptual Fidelity",
+        "the low-level perceptual quality of the video, including temporal coherence, motion dynamics, and the "
+        "visual quality of individual frames.",
+    ),
     "physical_consistency": (
         "Physical Consistency",
         "whether objects move and interact as real physics allows: gravity and support, contacts "
@@ -56,6 +65,8 @@ SPEC_FIELDS = {
     "scc_specification": "scientific_causal_correctness",
     "sc_specification": "spatiotemporal_consistency",
 }
+# kept out of SPEC_FIELDS: the paper scores LPF with vision tools, not with the MLLM judge
+LPF_FIELD, LPF_DIMENSION = "lpf_specification", "low_level_perceptual_fidelity"
 
 PHYSICS_GUIDE = (
     "Judge physical plausibility only, not visual quality, style, realism of textures or aesthetics: a "
@@ -89,9 +100,9 @@ Return only a JSON object, with no other text:
 
 
 class RubricJudge(LLMJudge):
-    """``rubric_set="tasks"`` reads per-example rubrics from ``tasks`` (a JSONL file); ``"physics"`` uses
-    the built-in physics-only rubric on every video. ``headline`` is ``"mean"`` of the judged
-    dimensions or one dimension's name."""
+    """``rubric_set="tasks"`` reads per-example rubrics from ``tasks`` (a JSONL task file or prompt suite);
+    ``"physics"`` uses the built-in physics-only rubric on every video. ``dimensions`` (None: all) limits the
+    judged rubrics to those names. ``headline`` is ``"mean"`` of the judged dimensions or one dimension's name."""
 
     def __init__(
         self,
@@ -105,6 +116,7 @@ class RubricJudge(LLMJudge):
         max_tokens: int = 2048,
         name: str | None = None,
         template: str = TEMPLATE,
+        dimensions: list[str] | None = None,
     ):
         if rubric_set not in ("physics", "tasks"):
             raise ValueError(f"rubric_set must be 'physics' or 'tasks', got {rubric_set!r}")
@@ -112,6 +124,11 @@ class RubricJudge(LLMJudge):
             raise ValueError("rubric_set='tasks' needs tasks=<JSONL file of per-video rubrics>")
         if samples < 1:
             raise ValueError(f"samples must be >= 1, got {samples}")
+        if dimensions is not None and (
+            isinstance(dimensions, str) or not dimensions or not all(isinstance(d, str) and d for d in dimensions)
+        ):
+            raise ValueError(f"dimensions must be a non-empty list of dimension names or null, got {dimensions!r}")
+        self.dimensions = list(dimensions) if dimensions is not None else None
         self.rubric_set, self.task_file, self.samples, self.seed = rubric_set, tasks, samples, seed
         self.headline, self.template = headline, template
         self.sampling = Sampling(temperature=temperature, top_p=top_p, max_tokens=max_tokens)
@@ -129,14 +146,18 @@ class RubricJudge(LLMJudge):
             }
         out = {}
         for vid, t in read_tasks(self.task_file, manifest).items():
-            where = f"{self.task_file}:{t['_line']}"
+            where = t["_where"]
             rubrics = dict(t.get("rubrics") or {})
             rubrics.update({dim: t[f] for f, dim in SPEC_FIELDS.items() if t.get(f)})
             rubrics = {k: str(v) for k, v in rubrics.items() if str(v).strip()}
             if not rubrics:
-                raise ValueError(f"{where}: no rubric (expected 'rubrics' or {sorted(SPEC_FIELDS)})")
+                raise TaskFileError(f"{where}: no rubric (expected 'rubrics' or {sorted(SPEC_FIELDS)})")
+            if self.dimensions is not None:
+                rubrics = {k: v for k, v in rubrics.items() if k in self.dimensions}
+                if not rubrics:
+                    raise TaskFileError(f"{where}: no rubric for the judged dimensions {self.dimensions}")
             if not str(t.get("prompt") or "").strip():
-                raise ValueError(f"{where}: no 'prompt' (the generation prompt the rubric refers to)")
+                raise TaskFileError(f"{where}: no 'prompt' (the generation prompt the rubric refers to)")
             guide = t.get("reference_guide") or t.get("high_level_evaluation_guide") or ""
             out[vid] = {
                 "prompt": t["prompt"],

@@ -14,8 +14,10 @@ the placeholders ``{experiment_name}``, ``{test_point}``, ``{prompt}``, ``{quest
 ``{ground_truth}`` (doubled braces for the JSON example, as in the original f-string).
 
 Tasks come from a JSONL file (SVBench's ``video_info_matched.json`` records, one per line, with
-``video_file``) or from each manifest video's metadata; a missing field becomes ``N/A`` as in the
-original (the long-video set has no ``question``).
+``video_file``), from a prompt suite (``phyprobe suite import svbench``: each video gets the record of its
+``metadata.prompt_id``), or from each manifest video's metadata. As in the original, a missing
+``experiment_name``, ``test_point`` or ``prompt`` becomes ``N/A`` and a missing ``question`` or ``ground_truth``
+an empty string (the long-video set has no ``question``).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ DIMENSIONS = (
 )
 KEYS = ("exp_summary", *DIMENSIONS, "reason")
 FIELDS = ("experiment_name", "test_point", "prompt", "question", "ground_truth")
+MISSING = {"question": "", "ground_truth": ""}  # what the original puts for a missing field; "N/A" for the others
 
 TEMPLATE = """You are an expert evaluator of social reasoning in videos.
 
@@ -101,7 +104,10 @@ class EVAJudge(LLMJudge):
 
     def tasks(self, manifest: Manifest) -> dict[str, dict]:
         raw = read_tasks(self.task_file, manifest) if self.task_file else manifest_tasks(manifest)
-        return {vid: {f: (t.get(f) if t.get(f) not in (None, "") else "N/A") for f in FIELDS} for vid, t in raw.items()}
+        return {
+            vid: {f: (t.get(f) if t.get(f) not in (None, "") else MISSING.get(f, "N/A")) for f in FIELDS}
+            for vid, t in raw.items()
+        }
 
     def items(self, task: dict) -> list[Item]:
         return [Item("eva", self.template.format(**task))]

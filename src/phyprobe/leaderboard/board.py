@@ -15,7 +15,7 @@ from scipy import stats
 from ..eval.paired import paired_statistics, unit_wins
 from .evaluators import Column
 
-GROUP_FIELDS = ("discipline", "domain", "subject", "dimension", "category", "task", "difficulty")
+GROUP_FIELDS = ("discipline", "domain", "subject", "dimension", "category", "task", "paradigm", "difficulty")
 CALIPER_SD = 0.25  # clips within this many pooled standard deviations of the quality proxy count as matched
 TIE_TOL = 1e-6  # scores this close are a tie: a float32 scorer's output moves by ~1e-7 with the batch it was in
 MATCHED_SHARE = 0.5  # below this share of quality-matched comparisons, an entry's place is flagged as a quality effect

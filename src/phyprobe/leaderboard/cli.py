@@ -33,7 +33,11 @@ def add_cli(sub) -> None:
     )
     p.add_argument("generations", type=Path, help="folder of generator folders, or a .jsonl / .csv manifest")
     p.add_argument("--out", type=Path, required=True, help="output folder (scores, tables, plots)")
-    p.add_argument("--prompts", type=Path, help="JSONL/CSV with prompt_id (or id) and group fields per prompt")
+    p.add_argument(
+        "--prompts",
+        type=Path,
+        help="JSONL/CSV with prompt_id (or id) and group fields per prompt, or a prompt suite (phyprobe suite build / import)",
+    )
     p.add_argument(
         "--scorer", action="append", default=[], metavar="[NAME=]DIR", help="an exported scorer (repeatable)"
     )

@@ -8,9 +8,11 @@ Two ways to name them:
   optionally ``checkpoint`` and ``step``; every other field is a group field (discipline, subject, dimension, task,
   difficulty, ...) read as it comes, so Sci-VBench and SVBench records can be used as they are.
 
-``--prompts FILE`` adds group fields per prompt (a JSONL or CSV with ``prompt_id`` or ``id``). A bad row stops the
-read with the file, the line and the reason: a generator folder with no videos, a duplicate prompt id, a row
-without ``generator``.
+``--prompts FILE`` adds group fields per prompt (a JSONL or CSV with ``prompt_id`` or ``id``). A prompt suite
+(``phyprobe.suites``: JSONL records with ``prompt_id``, ``prompt`` and only suite fields) is read as one: its group
+fields are each record's ``groups`` with ``paradigm`` and ``difficulty``, not its prompt text or rubrics. A bad row
+stops the read with the file, the line and the reason: a generator folder with no videos, a duplicate prompt id, a
+row without ``generator``.
 """
 
 from __future__ import annotations
@@ -137,10 +139,22 @@ def read_manifest(path: Path) -> list[dict]:
     return rows
 
 
+def _is_suite(rows: list[tuple[int, dict]]) -> bool:
+    """Whether a JSONL file's first row is a prompt-suite record: ``prompt_id`` and ``prompt``, suite fields only."""
+    from ..suites.format import FIELDS
+
+    return bool(rows) and {"prompt_id", "prompt"} <= set(rows[0][1]) and set(rows[0][1]) <= set(FIELDS)
+
+
 def read_prompts(path: Path) -> dict[str, dict]:
-    """``{prompt_id: group fields}`` from a JSONL or CSV file keyed by ``prompt_id`` (or ``id``)."""
+    """``{prompt_id: group fields}`` from a JSONL or CSV file keyed by ``prompt_id`` (or ``id``), or a prompt suite."""
+    rows = _read_table(path)
+    if path.suffix.lower() != ".csv" and _is_suite(rows):
+        from ..suites.format import read_suite
+
+        return {r.prompt_id: {k: v for k, v in r.group_fields().items() if k not in RESERVED} for r in read_suite(path)}
     out: dict[str, dict] = {}
-    for line, raw in _read_table(path):
+    for line, raw in rows:
         key = next((k for k in PROMPT_KEYS if raw.get(k) not in (None, "")), None)
         if key is None:
             raise GenerationsError(f"{path}:{line}: no prompt id (expected one of {list(PROMPT_KEYS)})")
