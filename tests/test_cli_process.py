@@ -87,3 +87,17 @@ def test_main_puts_back_the_callers_signal_handlers(tmp_path):
     finally:
         for s, h in before.items():
             signal.signal(s, h)
+
+
+def test_a_reader_that_leaves_early_ends_the_command_quietly(tmp_path):
+    """`phyprobe ... | head`: when stdout's reader closes the pipe, the command stops with the shell's SIGPIPE code
+    (141) and no traceback, as a shell tool does."""
+    from phyprobe.suites import SuiteRecord, write_suite
+
+    suite = write_suite(
+        [SuiteRecord(f"p{i}", f"A ball rolls across table {i}.") for i in range(2000)], tmp_path / "s.jsonl"
+    )
+    proc = subprocess.Popen([*CLI, "suite", "stats", str(suite)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # the reader leaves before the first line
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141 and "Traceback" not in err, err

@@ -34,8 +34,13 @@ SUBCOMMANDS = {
         "phyprobe.judges.run",
         "rubric judges (MLLM servers, vision tools) and their agreement with other raters",
     ),
+    "suite": (
+        "phyprobe.suites.cli",
+        "prompt suites: build them from seed paradigms with three agents, import published ones, count them",
+    ),
 }
 EXIT_STOPPED = 130  # stopped by SIGINT or SIGTERM, as a shell reports Ctrl-C
+EXIT_BROKEN_PIPE = 141  # stdout's reader closed the pipe, as a shell reports SIGPIPE
 
 
 def _version() -> str:
@@ -120,6 +125,12 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"phyprobe {args.command}: stopped; what finished is kept, and the same command resumes", file=sys.stderr)
         return EXIT_STOPPED
+    except BrokenPipeError:
+        # the reader of stdout left (`phyprobe ... | head`): as a shell tool does, stop quietly; Python would print a
+        # traceback when it flushes stdout at exit, so stdout is pointed at /dev/null first
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     finally:
         import signal
 

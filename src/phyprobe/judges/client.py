@@ -122,12 +122,16 @@ class ClientConfig:
 
 @dataclass(frozen=True)
 class Request:
-    """One model call: the text (prompt + rubric), the video, and the sample's seed."""
+    """One model call: the text (prompt + rubric), the video, and the sample's seed.
 
-    video: Path
+    ``video=None`` makes a text-only request (no media part, no video in the cache key), as the prompt-suite agents
+    send; ``system`` is an optional system message, sent before the user turn and part of the key when set."""
+
+    video: Path | None
     text: str
     seed: int
     sampling: Sampling = Sampling()
+    system: str | None = None
 
 
 @dataclass
@@ -462,14 +466,11 @@ class JudgeClient:
         return h
 
     def cache_key(self, req: Request) -> str:
-        payload = {
-            "model": self.config.model,
-            "text": req.text,
-            "video_sha256": self.video_hash(req.video),
-            "seed": req.seed,
-            "sampling": asdict(req.sampling),
-            "video": asdict(self.video),
-        }
+        payload = {"model": self.config.model, "text": req.text, "seed": req.seed, "sampling": asdict(req.sampling)}
+        if req.video is not None:  # a text-only request's key has no video (and no video settings) in it
+            payload.update(video_sha256=self.video_hash(req.video), video=asdict(self.video))
+        if req.system is not None:  # added only when set, so the keys of requests without one are unchanged
+            payload["system"] = req.system
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
     def _media_for(self, path: Path) -> tuple[list[dict], dict]:
@@ -492,12 +493,13 @@ class JudgeClient:
 
     # -- one request ---------------------------------------------------------------------------
 
-    def _send(self, req: Request, content: list[dict], extra_body: dict) -> Reply:
+    def _send(self, req: Request, content: list[dict] | str, extra_body: dict) -> Reply:
         oa = self._openai
         s = req.sampling
+        messages = [{"role": "system", "content": req.system}] if req.system is not None else []
         kwargs = dict(
             model=self.config.model,
-            messages=[{"role": "user", "content": content}],
+            messages=[*messages, {"role": "user", "content": content}],
             temperature=s.temperature,
             max_tokens=s.max_tokens,
             seed=req.seed,
@@ -608,13 +610,18 @@ class JudgeClient:
             if hit is not None:  # scrubbed again: a cache written before redaction may hold an echoed key
                 hit = {**hit, "text": self._scrub(hit.get("text")), "cached": True}
                 return Reply(**{k: v for k, v in hit.items() if k in _REPLY_FIELDS})
-        try:
-            parts, extra = self._media_for(req.video)
-        except Exception as e:  # noqa: BLE001 - an unreadable video is that request's failure
-            return Reply(
-                None, error=self._scrub(f"cannot prepare video {req.video}: {type(e).__name__}: {e}"), kind="request"
-            )
-        reply = self._send(req, [*parts, {"type": "text", "text": req.text}], extra)
+        if req.video is None:  # text only: the plain-string content every chat server takes
+            reply = self._send(req, req.text, {})
+        else:
+            try:
+                parts, extra = self._media_for(req.video)
+            except Exception as e:  # noqa: BLE001 - an unreadable video is that request's failure
+                return Reply(
+                    None,
+                    error=self._scrub(f"cannot prepare video {req.video}: {type(e).__name__}: {e}"),
+                    kind="request",
+                )
+            reply = self._send(req, [*parts, {"type": "text", "text": req.text}], extra)
         if reply.ok and key is not None:
             self.cache.put(key, {k: v for k, v in asdict(reply).items() if k != "cached"})
         return reply
@@ -633,6 +640,12 @@ class JudgeClient:
         if self._fatal:
             raise JudgeServerError(self._fatal)
         return out  # type: ignore[return-value]
+
+    @property
+    def refused(self) -> str | None:
+        """The one line of a 401/403 that stopped this client (every later request fails with it), else None: for
+        callers that send through :meth:`ask` on their own threads and must stop as :meth:`ask_all` does."""
+        return self._fatal
 
     def close(self) -> None:
         self._client.close()
