@@ -56,7 +56,7 @@ def test_every_video_case_decodes_or_is_rejected_with_its_reason(corpus, caplog)
         assert clip.frames.shape[0] == 4 and clip.frames.dtype == np.uint8
         warned = [r.getMessage() for r in caplog.records]
         if c.expect == "warn":
-            assert warned and re.search(r"\d+ of its \d+ frames decode \(\d+%\); using those", warned[0]), c.name
+            assert any(re.search(c.reason, w) for w in warned), (c.name, warned)
         if c.expect == "ok":
             assert not warned and clip.decoded_share == 1.0, (c.name, warned)
 
@@ -227,6 +227,7 @@ def test_every_bad_csv_through_eval(toy_manifest, tmp_path, capsys):
                 f"benchmark.manifest={toy_manifest}",
                 "benchmark.where.source=toy",
                 f"scores_csv={c.path}",
+                *([f"scores_format={c.extra['format']}"] if "format" in c.extra else []),
                 "report=false",
                 "n_boot=0",
             ],
@@ -384,3 +385,68 @@ def test_non_finite_head_never_prints_a_non_finite_score(scorer_dir, corpus, tmp
         d = json.loads(line, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
         assert "score" not in d or 0.0 <= d["score"] <= 1.0
     assert code != 0
+
+
+# --- every class of the bench, a sample: the runners bench/bad_inputs.py counts with ---
+
+
+@pytest.fixture(scope="module")
+def setting(tmp_path_factory, scorer_dir, corpus, toy_manifest):
+    from phyprobe.testing.bad_inputs import Setting
+
+    good = _by_name(corpus[1])["good video"].path
+    return Setting(tmp_path_factory.mktemp("setting"), scorer_dir, good, toy_manifest, quick=True)
+
+
+def _all_clean(outcomes, n: int) -> None:
+    assert len(outcomes) == n, [o.case for o in outcomes]
+    bad = [(o.cls, o.case, o.outcome, o.code, o.altered, o.detail[-800:]) for o in outcomes if not o.clean]
+    assert not bad, bad
+
+
+def test_a_sample_of_each_class_is_clean(setting, corpus):
+    """A few cases of each class through the runners bench/bad_inputs.py counts with: a cut that must warn, one bad
+    file among good ones, --out hazards (a FIFO, a full disk), tampered scorers, training sets, the service and the
+    judge client; the full set is the bench's."""
+    from phyprobe.testing import bad_inputs as bi
+
+    cut = [c for c in bi.format_cases(setting.root / "formats") if c.name.endswith("cut at a fragment boundary")]
+    _all_clean(bi.video_runs(setting, "format", cut[-1:]), 2)
+    video = [c for c in corpus[1] if c.name in ("mp4 truncated at 30%", "zero-byte file")]
+    _all_clean(bi.batch_runs(setting, video), 3)
+    _all_clean(bi.out_runs(setting, {"--out a FIFO", "--out /dev/zero", "--out on a full disk (ENOSPC)"}), 3)
+    _all_clean(bi.scorer_runs(setting, {"config.json nests 100000 lists", "a pickle renamed model.safetensors"}), 2)
+    _all_clean(bi.training_runs(setting, {"every label 0.5 (no informative pair)", "metadata nested 100000 deep"}), 2)
+    _all_clean(bi.service_runs(setting, {"JSON path with a NUL byte", "upload over the size limit (chunked)"}), 2)
+    _all_clean(bi.judge_runs(setting, {"401 for the API key", "replies nesting deeply or with a 5000-digit score"}), 2)
+
+
+def test_json_past_the_readers_limits_is_a_users_error_everywhere(tmp_path, toy_manifest):
+    """100000 nested lists and a 5000-digit integer make json.loads raise RecursionError and a plain ValueError: a
+    manifest, an evaluator's JSON scores and a judge's reply each turn them into their own one-line error."""
+    from phyprobe.data.manifest import Manifest, ManifestError
+    from phyprobe.eval.external import ExternalScoresError, read_external_scores
+    from phyprobe.judges.parsing import ReplyError, first_json_object
+
+    deep, digits = "[" * 100_000 + "]" * 100_000, "9" * 5000
+    m = tmp_path / "m"
+    m.mkdir()
+    row = {"id": "a", "path": "a.mp4", "source": "s", "is_real": False, "magnitude": 0.5}
+    (m / "videos.jsonl").write_text(json.dumps(row).replace("0.5", digits) + "\n")
+    with pytest.raises(
+        ManifestError, match=r"videos\.jsonl:1: not valid JSON here \(an integer of more than \d+ digits"
+    ):
+        Manifest.load(m)
+    manifest = Manifest.load(toy_manifest)
+    vid = manifest.videos["id"].iloc[0]
+    for text, reason in [
+        (f'[{{"video_name": "{vid}", "p_score_model": {deep}}}]', r"nested too deeply"),
+        (f'{{"video_name": "{vid}", "p_score_model": 3}}\n{deep}\n', r"nested too deeply"),
+        (f'[{{"video_name": "{vid}", "p_score_model": {digits}}}]', r"an integer of more than \d+ digits"),
+    ]:
+        (tmp_path / "vs2.json").write_text(text)
+        with pytest.raises(ExternalScoresError, match=rf"vs2\.json: not valid JSON here \({reason}"):
+            read_external_scores(tmp_path / "vs2.json", manifest, fmt="videoscore2")
+    for reply, reason in [('{"score": ' + deep + "}", "nested too deeply"), ('{"score": ' + digits + "}", "digits")]:
+        with pytest.raises(ReplyError, match=reason):
+            first_json_object(reply)

@@ -10,6 +10,7 @@ Anything else is a bug and keeps its traceback.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from contextlib import contextmanager
@@ -61,3 +62,15 @@ class InvalidOption(UserError, ValueError):
 
 class MissingInput(UserError, FileNotFoundError):
     """A file or directory the user pointed at (or that a step needs first) is not there."""
+
+
+def json_error_reason(e: ValueError | RecursionError) -> str:
+    """Why ``json.loads`` refused a text, in a user's words: malformed JSON, and what no reader should accept either,
+    nesting past the recursion limit (e.g. 100000 '[') or an integer past Python's digit limit."""
+    if isinstance(e, json.JSONDecodeError):
+        return f"not valid JSON ({e.msg})"
+    if isinstance(e, RecursionError):
+        return "not valid JSON here (nested too deeply)"
+    if "digits" in str(e):
+        return f"not valid JSON here (an integer of more than {sys.get_int_max_str_digits()} digits)"
+    return f"not valid JSON here ({e})"

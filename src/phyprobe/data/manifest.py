@@ -31,7 +31,7 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 
-from ..errors import UserError
+from ..errors import UserError, json_error_reason
 
 VIDEOS_FILE = "videos.jsonl"
 PAIRS_FILE = "pairs.jsonl"
@@ -154,10 +154,8 @@ def read_jsonl_objects(file: Path, what: str = "manifest table") -> Iterable[tup
                 continue
             try:
                 row = json.loads(text)
-            except json.JSONDecodeError as e:
-                _fail(file, i, f"not valid JSON ({e.msg})")
-            except RecursionError:  # e.g. 100000 '[': the decoder gives up before the line ends
-                _fail(file, i, "not valid JSON here (nested too deeply)")
+            except (ValueError, RecursionError) as e:
+                _fail(file, i, json_error_reason(e))
             if not isinstance(row, dict):
                 _fail(file, i, f"expected a JSON object, got {type(row).__name__}")
             yield i, row

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from phyprobe.data.datasets.base import ref_parts
 from phyprobe.data.manifest import Manifest
-from phyprobe.errors import UserError
+from phyprobe.errors import UserError, json_error_reason
 
 log = logging.getLogger(__name__)
 
@@ -257,6 +257,10 @@ def _json_rows(path) -> tuple[list[str], Iterator[tuple[str, int, dict]]]:
             data = [json.loads(line) for line in text.splitlines() if line.strip()]
         except json.JSONDecodeError:
             raise ExternalScoresError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from None
+        except (ValueError, RecursionError) as e2:
+            raise ExternalScoresError(f"{path}: {json_error_reason(e2)}") from None
+    except (ValueError, RecursionError) as e:
+        raise ExternalScoresError(f"{path}: {json_error_reason(e)}") from None
     if isinstance(data, dict):
         data = [data]
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):

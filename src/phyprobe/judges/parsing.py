@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import re
 
+from ..errors import json_error_reason
+
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 
 
@@ -49,6 +51,8 @@ def first_json_object(text: str) -> dict:
                     obj = json.loads(text[start : i + 1])
                 except json.JSONDecodeError as e:
                     raise ReplyError(f"malformed JSON ({e.msg} at char {e.pos})") from None
+                except (ValueError, RecursionError) as e:  # nested too deeply, an integer too long
+                    raise ReplyError(json_error_reason(e)) from None
                 if not isinstance(obj, dict):
                     raise ReplyError("the JSON value is not an object")
                 return obj

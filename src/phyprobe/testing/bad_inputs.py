@@ -2,13 +2,20 @@
 
 Shared by ``tests/test_bad_inputs.py`` (which asserts each outcome) and ``bench/bad_inputs.py``
 (which counts them). A case says what must happen: ``ok`` (used as is), ``warn`` (used, with a
-warning that gives the share decoded), or ``error`` with a pattern the one-line reason must match.
+warning naming the file that matches ``reason``), or ``error`` with a pattern the one-line reason must match.
+The second half runs cases as a user would (in-process through the entry points' functions, or as real
+processes, servers and clients) and judges each outcome; the bench counts those, the tests run a sample.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import logging
 import os
+import re
+import traceback
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -95,7 +102,7 @@ def video_cases(root: Path) -> list[Case]:
         )
     p = root / "truncated_98pct.mp4"
     p.write_bytes(full[: int(len(full) * 0.98)])
-    c.append(Case("mp4 truncated at 98%", p, "warn"))
+    c.append(Case("mp4 truncated at 98%", p, "warn", r"damaged or truncated: \d+ of its 60 frames decode"))
     plain = write_video(root / "plain.mp4", moving_square(12, 48, 64, 4, 2, colour=(10, 200, 10)), fps=12).read_bytes()
     p = root / "truncated_index_lost.mp4"
     p.write_bytes(plain[: len(plain) // 2])  # the index (moov) is at the end: nothing can be found
@@ -168,7 +175,12 @@ def video_cases(root: Path) -> list[Case]:
     )
     # Decoded at the first frame's size, every later frame resampled to it (with a warning naming both sizes).
     c.append(
-        Case("frame size changes mid-stream (two MPEG-TS joined)", write_size_changing_ts(root / "joined.ts"), "either")
+        Case(
+            "frame size changes mid-stream (two MPEG-TS joined)",
+            write_size_changing_ts(root / "joined.ts"),
+            "warn",
+            r"frame size changes mid-stream \(64x48, then 160x96\); every frame resampled",
+        )
     )
     c.append(
         Case(
@@ -180,12 +192,23 @@ def video_cases(root: Path) -> list[Case]:
     return c
 
 
-def write_container(path: Path, frames: np.ndarray, fmt: str, codec: str, fps: int = 12) -> Path:
-    """``frames`` (T, H, W, 3) in any container / codec pair FFmpeg muxes (mpegts, 3gp, flv, asf, ogg, raw h264...)."""
-    with av.open(str(path), "w", format=fmt) as out:
+def write_container(
+    path: Path,
+    frames: np.ndarray,
+    fmt: str,
+    codec: str,
+    fps: int = 12,
+    pix_fmt: str = "yuv420p",
+    movflags: str | None = None,
+    gop: int | None = None,
+) -> Path:
+    """``frames`` (T, H, W, 3) in any container / codec pair FFmpeg muxes (mpegts, 3gp, flv, asf, ogg, raw h264...),
+    in any pixel format the codec takes (10-bit, 4:4:4, gray...); ``movflags``: an mp4's (fragmented: frag_keyframe+
+    empty_moov), ``gop``: frames between keyframes (a fragment each, when fragmented on keyframes)."""
+    with av.open(str(path), "w", format=fmt, options={"movflags": movflags} if movflags else {}) as out:
         s = out.add_stream(codec, rate=Fraction(fps))
-        s.width, s.height, s.pix_fmt = frames.shape[2], frames.shape[1], "yuv420p"
-        s.options = {"threads": "1"} if codec.startswith("lib") else {}
+        s.width, s.height, s.pix_fmt = frames.shape[2], frames.shape[1], pix_fmt
+        s.options = {"threads": "1", **({"g": str(gop)} if gop else {})} if codec.startswith("lib") else {}
         for f in frames:
             for p in s.encode(av.VideoFrame.from_ndarray(np.ascontiguousarray(f), format="rgb24")):
                 out.mux(p)
@@ -345,6 +368,16 @@ def manifest_cases(root: Path, video: Path) -> list[Case]:
             raw(['{"a": ' + "[" * 100_000 + "]" * 100_000 + "}"]),
             r"pairs\.jsonl:1: not valid JSON here \(nested too deeply\)",
         ),
+        "5000-digit magnitude": (
+            raw([ok, json.dumps({**ok2, "magnitude": 0.5}).replace("0.5", "9" * 5000)]),
+            None,
+            r"videos\.jsonl:2: not valid JSON here \(an integer of more than \d+ digits\)",
+        ),
+        "5000-digit pair weight": (
+            raw([ok, ok2]),
+            raw([json.dumps(pair).replace('"weight": 1.0', '"weight": ' + "9" * 5000)]),
+            r"pairs\.jsonl:1: not valid JSON here \(an integer of more than \d+ digits\)",
+        ),
         "unknown correspondence": (
             raw([ok, ok2]),
             raw([{**pair, "correspondence": "same"}]),
@@ -401,6 +434,26 @@ def csv_cases(root: Path, ids: list[str]) -> list[Case]:
         out.append(Case(name, p, expect, reason))
     out.append(Case("CSV path is a directory", root, "error", r"is a directory, not a CSV file"))
     out.append(Case("CSV missing", root / "missing.csv", "error", r"cannot read \(No such file"))
+    # VideoScore2's own output (scores_format=videoscore2): a JSON list of records, or JSON lines
+    rec = lambda score, vid=ids[0]: '{"video_name": "%s", "p_score_model": %s}' % (vid, score)  # noqa: E731
+    deep = "[" * 100_000 + "]" * 100_000
+    specs = {
+        "VideoScore2 JSON": ("[" + ", ".join(rec(i + 1, v) for i, v in enumerate(ids)) + "]", "ok", ""),
+        "VideoScore2 JSON nested 100000 deep": ("[" * 100_000, "error", r"not valid JSON here \(nested too deeply\)"),
+        "VideoScore2 JSON record nesting deeply": (f"[{rec(deep)}]", "error", r"nested too deeply"),
+        "VideoScore2 JSON lines, one nesting deeply": (f"{rec(3)}\n{rec(deep)}\n", "error", r"nested too deeply"),
+        "VideoScore2 JSON with a 5000-digit score": (
+            f"[{rec('9' * 5000)}]",
+            "error",
+            r"not valid JSON here \(an integer of more than \d+ digits\)",
+        ),
+        "VideoScore2 JSON with a NaN score": (f"[{rec('NaN')}]", "error", r"record 1: score .* not a finite number"),
+        "VideoScore2 JSON a number": ("5", "error", r"expected a JSON list of records"),
+    }
+    for i, (name, (text, expect, reason)) in enumerate(specs.items()):
+        p = root / f"videoscore2_{i:02d}.json"
+        p.write_text(text)
+        out.append(Case(name, p, expect, reason, extra={"format": "videoscore2"}))
     return out
 
 
@@ -625,3 +678,1172 @@ def scorer_cases(root: Path, scorer: Path) -> list[Case]:
             config(lambda c: c["encoder"]["kwargs"].update(weights="/dev/zero")),
         )
     return out
+
+
+# --- containers and pixel formats ---------------------------------------------------------------------------------
+
+
+def with_mehd(data: bytes, seconds: float) -> bytes:
+    """A fragmented mp4 (fragment offsets relative to their moof) with an ``mvex/mehd`` box declaring ``seconds``, as
+    muxers other than FFmpeg's write: the evidence a cut between fragments leaves."""
+    import struct
+
+    b = bytearray(data)
+    moov, mvex, mvhd = (b.index(k) - 4 for k in (b"moov", b"mvex", b"mvhd"))
+    scale = struct.unpack(">I", b[mvhd + 20 : mvhd + 24])[0]
+    b[mvex + 8 : mvex + 8] = struct.pack(">I4sII", 16, b"mehd", 0, round(seconds * scale))
+    for box in (moov, mvex):
+        b[box : box + 4] = struct.pack(">I", struct.unpack(">I", b[box : box + 4])[0] + 16)
+    return bytes(b)
+
+
+def cut_at_fragment(data: bytes) -> bytes:
+    """A fragmented mp4 up to the first fragment (moof) starting past its middle: a cut between fragments."""
+    return data[: data.index(b"moof", len(data) // 2) - 4]
+
+
+def write_animated_webp(path: Path, frames: np.ndarray, fps: int = 12) -> Path:
+    import PIL.Image
+
+    images = [PIL.Image.fromarray(np.ascontiguousarray(f)) for f in frames]
+    images[0].save(path, save_all=True, append_images=images[1:], duration=1000 // fps, loop=0)
+    return path
+
+
+# (file name, container, codec, pixel format) of clips FFmpeg decodes that a folder of videos holds
+CONTAINERS = [
+    ("clip.ts", "mpegts", "libx264", "yuv420p"),
+    ("clip.3gp", "3gp", "libx264", "yuv420p"),
+    ("clip.flv", "flv", "flv", "yuv420p"),
+    ("clip.mkv", "matroska", "libx264", "yuv420p"),
+    ("clip.h264", "h264", "libx264", "yuv420p"),
+]
+PIXEL_FORMATS = [
+    ("h264_10bit.mp4", "mp4", "libx264", "yuv420p10le"),
+    ("h264_yuv444.mp4", "mp4", "libx264", "yuv444p"),
+    ("ffv1_gray.mkv", "matroska", "ffv1", "gray"),
+    ("ffv1_gray10.mkv", "matroska", "ffv1", "gray10le"),
+    ("prores_422_10bit.mov", "mov", "prores_ks", "yuv422p10le"),
+]
+
+
+def format_cases(root: Path) -> list[Case]:
+    """Containers and pixel formats beyond 8-bit 4:2:0 H.264 in mp4 (used as they are), an animated WebP (which
+    FFmpeg cannot decode: refused saying so), and streams cut where their container keeps no index: a cut that
+    leaves evidence (an MPEG-TS ending part-way through a transport packet, a fragmented mp4 whose header declares
+    its duration) is used with a warning naming the file; a cut that leaves none (a TS cut at a packet boundary, an
+    FFmpeg fragmented mp4, which declares no duration) reads as the shorter video it is."""
+    root.mkdir(parents=True, exist_ok=True)
+    square = moving_square(12, 48, 64, 4, 2)
+    c = [
+        Case(f"{pix} {codec} in {fmt}", write_container(root / name, square, fmt, codec, pix_fmt=pix), "ok")
+        for name, fmt, codec, pix in CONTAINERS + PIXEL_FORMATS
+    ]
+    c.append(
+        Case(
+            "animated WebP",
+            write_animated_webp(root / "animated.webp", square),
+            "error",
+            r"animated WebP",
+        )
+    )
+    noisy = np.random.default_rng(1).integers(0, 255, (48, 48, 64, 3), dtype=np.uint8)  # many packets
+    ts = write_container(root / "whole.ts", noisy, "mpegts", "libx264").read_bytes()
+    half = len(ts) // 2 // 188 * 188
+    (root / "ts_cut_mid_packet.ts").write_bytes(ts[: half + 94])
+    c.append(
+        Case(
+            "MPEG-TS cut at half its length (mid-packet)",
+            root / "ts_cut_mid_packet.ts",
+            "warn",
+            r"part-way through a transport packet .*: a partial file\?",
+        )
+    )
+    (root / "ts_cut_at_packet.ts").write_bytes(ts[:half])
+    c.append(
+        Case("MPEG-TS cut at half its length (a packet boundary: no evidence)", root / "ts_cut_at_packet.ts", "ok")
+    )
+    frag = write_container(root / "frag.mp4", square, "mp4", "libx264", movflags="frag_keyframe+empty_moov", gop=3)
+    (root / "frag_cut.mp4").write_bytes(cut_at_fragment(frag.read_bytes()))
+    c.append(
+        Case("fragmented mp4 (FFmpeg's, no declared duration) cut at a fragment boundary", root / "frag_cut.mp4", "ok")
+    )
+    src = write_container(
+        root / "frag_mehd_src.mp4",
+        square,
+        "mp4",
+        "libx264",
+        movflags="frag_keyframe+empty_moov+default_base_moof",
+        gop=3,
+    ).read_bytes()
+    declared = with_mehd(src[: src.rindex(b"mfra") - 4], 1.0)  # 12 frames at 12 fps
+    (root / "frag_mehd.mp4").write_bytes(declared)
+    c.append(Case("fragmented mp4 declaring its duration (mehd)", root / "frag_mehd.mp4", "ok"))
+    (root / "frag_mehd_cut.mp4").write_bytes(cut_at_fragment(declared))
+    c.append(
+        Case(
+            "fragmented mp4 declaring its duration, cut at a fragment boundary",
+            root / "frag_mehd_cut.mp4",
+            "warn",
+            r"video ends at [\d.]+ s of the 1\.0 s its header declares: a partial file\?",
+        )
+    )
+    return c
+
+
+def scan_folder(root: Path) -> Path:
+    """A folder of clips in every container a directory scan must find (.ts .3gp .flv .mkv .h264), an animated .webp
+    and a good mp4: each must be scored, or named on stderr (refused, or skipped by the scan); never dropped silently."""
+    root.mkdir(parents=True, exist_ok=True)
+    square = moving_square(12, 48, 64, 4, 2)
+    for name, fmt, codec, pix in CONTAINERS:
+        write_container(root / name, square, fmt, codec, pix_fmt=pix)
+    write_animated_webp(root / "animated.webp", square)
+    write_video(root / "good.mp4", square, fps=12)
+    return root
+
+
+# --- one bad video among good ones ----------------------------------------------------------------------------------
+
+
+def batch_folder(root: Path, video: list[Case]) -> tuple[Path, list[Path], list[Case]]:
+    """A folder of three good clips and the video corpus's refused files (copied, and the links and pipes made
+    again inside it): (folder, good clips, bad cases with their paths in the folder). ``score FOLDER`` must score every
+    good clip and answer every bad file with its error, by name."""
+    import shutil
+
+    root.mkdir(parents=True, exist_ok=True)
+    good = [
+        write_video(root / f"good_{i}.mp4", moving_square(12, 48, 64, 4 + 9 * i, 2, colour=(200, 40 * i, 10)), fps=12)
+        for i in range(3)
+    ]
+    bad: list[Case] = []
+    for c in video:
+        if c.expect != "error" or c.name in ("permission denied", "missing file"):
+            continue
+        p = root / f"bad_{len(bad):02d}_{c.path.name}"
+        if c.path.is_symlink():
+            os.symlink(os.readlink(c.path) if c.name != "symlink loop" else p.name, p)
+        elif c.name == "FIFO":
+            os.mkfifo(p)
+        elif c.path.is_dir():
+            continue  # a directory named like a video inside a scanned folder is a folder, not an input
+        else:
+            shutil.copyfile(c.path, p)
+        bad.append(Case(c.name, p, "error", c.reason))
+    return root, good, bad
+
+
+# --- training sets ------------------------------------------------------------------------------------------------
+
+
+def training_cases(root: Path, toy: Path) -> list[Case]:
+    """Training sets (copies of a toy manifest, ``phyprobe.testing.videos.write_toy_manifest``, with its videos by
+    absolute path) that must stop ``train`` in one line naming ``extra["file"]`` (relative to the case's folder, or
+    the run's output for ``scorer``) and matching ``reason``, with nothing exported; ``extra["overrides"]``: config
+    overrides of the run, ``extra["before_work"]``: refused before any feature is extracted."""
+    videos = [json.loads(line) for line in (toy / "videos.jsonl").read_text().splitlines()]
+    videos = [{**v, "path": str(toy / v["path"])} for v in videos]
+    pairs = [json.loads(line) for line in (toy / "pairs.jsonl").read_text().splitlines()]
+    out: list[Case] = []
+
+    def case(name: str, file: str, reason: str, vids=None, prs=None, before_work: bool = True, **extra) -> None:
+        d = root / f"t{len(out):02d}"
+        d.mkdir(parents=True, exist_ok=True)
+        for table, rows in (("videos.jsonl", vids or videos), ("pairs.jsonl", prs or pairs)):
+            (d / table).write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
+        out.append(Case(name, d, "error", reason, extra={"file": file, "before_work": before_work, **extra}))
+
+    def every_pair(**fields):
+        return [{**p, **fields} for p in pairs]
+
+    case(
+        "every pair weighted 1e308",
+        "pairs.jsonl",
+        r":1: 'weight' must be a positive number",
+        prs=every_pair(weight=1e308),
+    )
+    case("every label NaN", "pairs.jsonl", r":1: 'label' must be", prs=every_pair(label=float("nan")))
+    case("every label Infinity", "pairs.jsonl", r":1: 'label' must be", prs=every_pair(label=float("inf")))
+    case("every weight -Infinity", "pairs.jsonl", r":1: 'weight' must be", prs=every_pair(weight=float("-inf")))
+    case(
+        "a magnitude Infinity",
+        "videos.jsonl",
+        r":1: 'magnitude' must be",
+        vids=[{**videos[0], "magnitude": float("inf")}, *videos[1:]],
+    )
+    case(
+        "a magnitude NaN",
+        "videos.jsonl",
+        r":2: 'magnitude' must be",
+        vids=[videos[0], {**videos[1], "magnitude": float("nan")}, *videos[2:]],
+    )
+    case(
+        "metadata nested 100000 deep",
+        "videos.jsonl",
+        r":1: not valid JSON here \(nested too deeply\)",
+        vids=[json.dumps({**videos[0], "metadata": None})[:-1] + ', "x": ' + "[" * 100_000 + "]" * 100_000 + "}"]
+        + videos[1:],
+    )
+    case(
+        "every label 0.5 (no informative pair)",
+        "pairs.jsonl",
+        r": all \d+ training pairs .*ties \(label 0\.5\)",
+        prs=every_pair(label=0.5),
+    )
+    case(
+        "every validation label 0.5",
+        "pairs.jsonl",
+        r"checkpoint\.monitor=val/pair_acc needs a validation pair",
+        prs=[{**p, "label": 0.5} if p["split"] == "val" else p for p in pairs],
+    )
+    case(
+        "a learning rate of 1e30 (the head diverges to NaN)",
+        "scorer",
+        r"not exported: the trained head scores \d+ of \d+ .*training diverged",
+        before_work=False,
+        overrides=["optim.lr=1e30"],
+        slow=True,
+    )
+    return out
+
+
+# --- running a case as a user would, and judging what they see ----------------------------------------------------
+#
+# Shared by bench/bad_inputs.py (which counts every case) and tests/test_bad_inputs.py (which runs a sample): a
+# command runs in-process through the function its entry point calls (``phyprobe.cli.main``; ``train`` / ``run_eval``
+# inside ``report_user_errors``, all train.py / eval.py add), or as a real process where the process is what is
+# checked (a pipe, a signal, a file size limit, two writers). Its outcome is
+#
+# - clean: used correctly (a score in [0, 1], cached, trained), or refused with a non-zero exit and one line
+#   ``phyprobe: error: <file>: <reason>`` naming the file and matching the case's reason;
+# - traceback: an exception escaped (a raw traceback for the user); hang: still running past its deadline;
+# - wrong answer: exit 0 where the input should have failed, a score outside [0, 1] or not JSON, a refusal of an
+#   input that should have been used, a file dropped silently, a 5xx from the service;
+# - unclear: refused, but the message does not name the file or the reason;
+#
+# and apart from it, the user files it altered: every file that existed before the run and that the run was not
+# asked to write, hashed before and after.
+
+ERROR = "phyprobe: error: "
+
+
+@dataclass
+class Ran:
+    """What a user saw of one run: exit code, stdout, stderr, the traceback that escaped (or "hang"), warnings logged."""
+
+    code: int | None
+    out: str
+    err: str
+    tb: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Outcome:
+    cls: str
+    command: str
+    case: str
+    outcome: str  # clean | traceback | hang | wrong answer | unclear
+    code: int | None = None
+    altered: list[str] = field(default_factory=list)
+    detail: str = ""
+
+    @property
+    def clean(self) -> bool:
+        return self.outcome == "clean" and not self.altered
+
+
+class _Hang(BaseException):
+    """Raised by the deadline's alarm; a BaseException so that no ``except Exception`` in the command swallows it."""
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float):
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expired(signum, frame):
+        raise _Hang(f"still running after {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+class _Warnings(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def run(fn, seconds: float = 120.0) -> Ran:
+    """``fn()`` (returning an exit code, or raising SystemExit) with stdout, stderr and warnings captured."""
+    out, err, warned = io.StringIO(), io.StringIO(), _Warnings()
+    logging.getLogger().addHandler(warned)
+    tb = None
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                with _deadline(seconds):
+                    code = fn()
+            except SystemExit as e:
+                code = e.code
+            except _Hang as e:
+                code, tb = None, f"hang: {e}"
+            except Exception:  # noqa: BLE001 - what the user would see as a raw traceback
+                code, tb = None, traceback.format_exc()
+    finally:
+        logging.getLogger().removeHandler(warned)
+    return Ran(0 if code is None and tb is None else code, out.getvalue(), err.getvalue(), tb, warned.messages)
+
+
+def cli(argv: list[str], seconds: float = 120.0) -> Ran:
+    from phyprobe.cli import main
+
+    return run(lambda: main([str(a) for a in argv]), seconds)
+
+
+def reporting(fn, *args, seconds: float = 300.0) -> Ran:
+    """``fn(*args)`` as train.py / eval.py run it: a user error is one line and exit 2."""
+    from phyprobe.errors import report_user_errors
+
+    def go():
+        with report_user_errors(debug=False):
+            fn(*args)
+        return 0
+
+    return run(go, seconds)
+
+
+def process(argv: list[str], seconds: float = 300.0, **kw) -> Ran:
+    """A real process (``python -m phyprobe.cli ...`` when ``argv`` starts with a phyprobe command)."""
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "phyprobe.cli", *map(str, argv)] if argv[0] in ("score", "extract") else argv
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds, stdin=subprocess.DEVNULL, **kw)
+    except subprocess.TimeoutExpired as e:
+        return Ran(None, str(e.stdout or ""), str(e.stderr or ""), f"hang: still running after {seconds:g} s")
+    tb = p.stderr if "Traceback (most recent call last)" in p.stderr else None
+    return Ran(p.returncode, p.stdout, p.stderr, tb)
+
+
+def error_lines(err: str) -> list[str]:
+    return [line for line in err.splitlines() if line.startswith(ERROR)]
+
+
+def refusal(ran: Ran, name: str | Path, reason: str) -> str:
+    """A refusal judged: a non-zero exit and an error line naming ``name`` that matches ``reason``."""
+    if ran.tb:
+        return "hang" if ran.tb.startswith("hang") else "traceback"
+    if ran.code in (0, None):
+        return "wrong answer"
+    named = [line for line in error_lines(ran.err) if str(name) in line]
+    return "clean" if named and re.search(reason, named[0]) else "unclear"
+
+
+def one_line_refusal(ran: Ran, start: str | Path, reason: str, code: int = 2) -> str:
+    """As :func:`refusal`, and stricter: exit ``code``, exactly one error line, starting with ``start``."""
+    outcome = refusal(ran, start, reason)
+    if outcome != "clean":
+        return outcome
+    lines = error_lines(ran.err)
+    if ran.code != code or len(lines) != 1 or not lines[0].startswith(f"{ERROR}{start}"):
+        return "unclear"
+    return "clean"
+
+
+def fingerprint(paths) -> dict[str, object]:
+    """What must not change under each path (folders walked, links not followed): a regular file's SHA-256, a
+    link's target, anything else's kind. A path that does not exist maps to None."""
+    import hashlib
+    import stat
+
+    found: dict[str, object] = {}
+
+    def one(p: Path) -> None:
+        try:
+            st = os.lstat(p)
+        except OSError:
+            found[str(p)] = None
+            return
+        if stat.S_ISLNK(st.st_mode):
+            found[str(p)] = ("link", os.readlink(p))
+        elif stat.S_ISREG(st.st_mode):
+            try:
+                found[str(p)] = ("file", hashlib.sha256(p.read_bytes()).hexdigest())
+            except OSError as e:  # unreadable (mode 0): its size and mode stand in
+                found[str(p)] = ("unreadable", st.st_size, st.st_mode, e.errno)
+        elif stat.S_ISDIR(st.st_mode):
+            found[str(p)] = ("dir",)
+            for child in sorted(p.iterdir()):
+                one(child)
+        else:
+            found[str(p)] = ("other", stat.S_IFMT(st.st_mode))
+
+    for p in paths:
+        one(Path(p))
+    return found
+
+
+def altered(before: dict[str, object]) -> list[str]:
+    """The paths of ``before`` (a :func:`fingerprint`) that changed or went away; new files do not count."""
+    after = fingerprint(before)
+    return [p for p, v in before.items() if v is not None and after.get(p) != v]
+
+
+def _no_constant(c):
+    raise ValueError(f"non-JSON constant {c}")
+
+
+def json_rows(text: str) -> dict[str, dict] | None:
+    """``--json`` output by video, or None when a line is not strict JSON (NaN, a stray print)."""
+    try:
+        rows = [json.loads(line, parse_constant=_no_constant) for line in text.splitlines()]
+    except ValueError:
+        return None
+    return {str(Path(d["video"])): d for d in rows if isinstance(d, dict) and "video" in d}
+
+
+def _in_unit(d: dict) -> bool:
+    return "score" not in d or (isinstance(d["score"], float | int) and 0.0 <= d["score"] <= 1.0)
+
+
+def warned_as(case: Case, ran: Ran) -> bool:
+    """A ``warn`` case's warning: naming the file and matching the case's reason."""
+    return any(str(case.path) in w and re.search(case.reason, w) for w in ran.warnings + ran.err.splitlines())
+
+
+@dataclass
+class Setting:
+    """What the runners share: a scratch folder, a scorer, a good video and a toy manifest (made by :meth:`make`)."""
+
+    root: Path
+    scorer: Path
+    good: Path
+    toy: Path
+    quick: bool = False
+
+    @classmethod
+    def make(cls, root: Path, quick: bool = False) -> Setting:
+        from phyprobe.testing.scorers import make_scorer
+        from phyprobe.testing.videos import write_toy_manifest
+
+        root.mkdir(parents=True, exist_ok=True)
+        good = write_video(root / "good.mp4", moving_square(12, 48, 64, 4, 2), fps=12)
+        toy = root / "toy"
+        write_toy_manifest(toy, num_scenes=6, frames=6, size=(32, 32))
+        return cls(root, make_scorer(root / "scorer"), good, toy, quick)
+
+    def scratch(self, name: str) -> Path:
+        d = self.root / name
+        d.mkdir(parents=True, exist_ok=True)
+        return d
+
+
+def _wanted(cases, names):
+    return [c for c in cases if names is None or c.name in names]
+
+
+# --- videos and formats: phyprobe score and phyprobe extract, a bad file beside a good one --------------------------
+
+
+def score_video(s: Setting, case: Case) -> Outcome:
+    before = fingerprint([case.path, s.good])
+    ran = cli(["score", s.scorer, case.path, s.good, "--json", "--workers", "0"], 60)
+    outcome = _score_video(case, ran, s.good)
+    return Outcome("", "phyprobe score", case.name, outcome, ran.code, altered(before), (ran.tb or ran.err)[-2000:])
+
+
+def _score_video(case: Case, ran: Ran, good: Path) -> str:
+    if ran.tb:
+        return "hang" if ran.tb.startswith("hang") else "traceback"
+    rows = json_rows(ran.out)
+    if rows is None or not all(map(_in_unit, rows.values())) or "score" not in rows.get(str(good), {}):
+        return "wrong answer"
+    mine = rows.get(str(case.path), {})
+    if case.expect in ("ok", "warn") or (case.expect == "either" and "score" in mine):
+        if "score" not in mine or ran.code != 0:
+            return "wrong answer"
+        return "clean" if case.expect != "warn" or warned_as(case, ran) else "unclear"
+    return "wrong answer" if "score" in mine else refusal(ran, case.path, case.reason)
+
+
+def extract_video(s: Setting, case: Case, tag: str) -> Outcome:
+    from phyprobe.data.manifest import write_jsonl
+
+    m = s.scratch(f"extract_{tag}")
+    write_jsonl(m / "videos.jsonl", [video_row("bad", str(case.path)), video_row("good", str(s.good))])
+    before = fingerprint([case.path, s.good])
+    argv = ["extract", m, "--image-size", "32", "--num-frames", "4", "--workers", "0", "--cache", s.root / "cache"]
+    ran = cli(argv, 60)
+    outcome = "hang" if (ran.tb or "").startswith("hang") else "traceback" if ran.tb else None
+    if outcome is None:
+        done = re.search(r"videos: (\d+) of 2", ran.out)
+        n = int(done.group(1)) if done else -1
+        if case.expect in ("ok", "warn") or (case.expect == "either" and n == 2):
+            outcome = "wrong answer" if n != 2 or ran.code != 0 else "clean"
+            if outcome == "clean" and case.expect == "warn" and not warned_as(case, ran):
+                outcome = "unclear"
+        else:
+            outcome = "wrong answer" if n != 1 else refusal(ran, case.path, case.reason)
+    return Outcome("", "phyprobe extract", case.name, outcome, ran.code, altered(before), (ran.tb or ran.err)[-2000:])
+
+
+def video_runs(s: Setting, cls: str, cases: list[Case]) -> list[Outcome]:
+    out = []
+    for i, c in enumerate(cases):
+        for o in (score_video(s, c), extract_video(s, c, f"{cls}_{i:03d}")):
+            o.cls = cls
+            out.append(o)
+    return out
+
+
+def scan_runs(s: Setting) -> list[Outcome]:
+    """``phyprobe score FOLDER``: every video-looking file scored or named on stderr (refused, or skipped)."""
+    folder = scan_folder(s.root / "scan")
+    before = fingerprint([folder])
+    ran = cli(["score", s.scorer, folder, "--json", "--workers", "0"], 120)
+    rows = json_rows(ran.out) or {}
+    out = []
+    for f in sorted(folder.iterdir()):
+        named = any(f.name in line for line in ran.err.splitlines())
+        scored = "score" in rows.get(str(f), {})
+        if ran.tb:
+            outcome = "traceback"
+        elif scored:
+            outcome = "clean" if _in_unit(rows[str(f)]) else "wrong answer"
+        else:
+            outcome = "clean" if named else "wrong answer"  # dropped without a word
+        detail = "" if scored or named else f"{f.name}: neither scored nor named on stderr; stderr: {ran.err[-500:]}"
+        out.append(Outcome("format", "phyprobe score DIR", f"directory scan: {f.name}", outcome, ran.code, [], detail))
+    out[0].altered = altered(before)
+    return out
+
+
+# --- one bad video never stops a batch ------------------------------------------------------------------------------
+
+
+def batch_runs(s: Setting, video: list[Case]) -> list[Outcome]:
+    """``score FOLDER`` to stdout and to ``--out``, and ``extract`` over a manifest of the same files: every good clip
+    scored (cached) once, every bad file one error row and one error line naming it, exit 1."""
+    from phyprobe.data.manifest import write_jsonl
+
+    folder, good, bad = batch_folder(s.root / "batch", video)
+    files = sorted([*good, *(c.path for c in bad)])
+    before = fingerprint([folder])
+    out = []
+
+    def judge(command: str, ran: Ran, rows: dict[str, dict] | None, lines: list[str]) -> None:
+        if ran.tb:
+            outcome, detail = ("hang" if ran.tb.startswith("hang") else "traceback"), ran.tb[-2000:]
+        elif rows is None:
+            outcome, detail = "wrong answer", "output not JSON lines"
+        else:
+            missing = [str(g) for g in good if "score" not in rows.get(str(g), {}) or not _in_unit(rows[str(g)])]
+            unanswered = [
+                c.name
+                for c in bad
+                if "score" in rows.get(str(c.path), {})
+                or not any(line.startswith(f"{ERROR}{c.path}: ") and re.search(c.reason, line) for line in lines)
+            ]
+            outcome = "clean" if ran.code == 1 and not missing and not unanswered else "wrong answer"
+            if ran.code == 1 and not missing and unanswered:
+                outcome = "unclear"
+            detail = f"exit {ran.code}; good not scored: {missing}; bad not answered by name: {unanswered}"
+        out.append(
+            Outcome("batch", command, f"{len(bad)} bad files among {len(good)} good", outcome, ran.code, [], detail)
+        )
+
+    ran = cli(["score", s.scorer, folder, "--json", "--workers", "0", "--batch-size", "4"], 180)
+    judge("phyprobe score DIR", ran, json_rows(ran.out), error_lines(ran.err))
+    results = s.root / "batch_scores.jsonl"
+    ran = cli(
+        ["score", s.scorer, folder, "--out", results, "--workers", "0", "--batch-size", "4", "--no-progress"], 180
+    )
+    rows = json_rows(results.read_text()) if results.is_file() else None
+    if rows is not None and len(results.read_text().splitlines()) != len(rows):
+        rows = None  # a video answered twice
+    judge("phyprobe score DIR --out", ran, rows, error_lines(ran.err))
+    m = s.scratch("batch_manifest")
+    write_jsonl(m / "videos.jsonl", [video_row(f"v{i:02d}", str(p)) for i, p in enumerate(files)])
+    write_jsonl(m / "pairs.jsonl", [])
+    argv = ["extract", m, "--image-size", "32", "--num-frames", "4", "--workers", "0", "--cache", s.root / "bcache"]
+    ran = cli([*argv, "--batch-size", "4"], 180)
+    done = re.search(r"videos: (\d+) of (\d+)", ran.out)
+    cached = done is not None and (int(done.group(1)), int(done.group(2))) == (len(good), len(files))
+    # extract has no rows: a good clip cached is in the count, a bad one is its error line
+    rows = {str(g): {"score": 0.5} for g in good} if cached else {}
+    judge("phyprobe extract", ran, rows, error_lines(ran.err))
+    out[0].altered = altered(before)
+    return out
+
+
+# --- --out hazards ---------------------------------------------------------------------------------------------------
+
+
+def out_runs(s: Setting, names=None) -> list[Outcome]:
+    """Every ``--out`` target of :func:`out_cases` in-process; then, as real processes where the process is what
+    is checked: ``--out /dev/stdout`` on a pipe, two runs on one file, the file size limit (EFBIG) and a closed
+    stdout pipe (left out by ``quick`` unless named); and a full disk (ENOSPC) in-process, from the results file's
+    own writes."""
+    from phyprobe.scorer.results import ResultFile
+
+    out = []
+    for c in _wanted(out_cases(s.root / "outs", s.good), names):
+        before = fingerprint([s.good] + ([] if c.expect == "ok" else [c.path]))
+        fmt = ["--format", c.extra["format"]] if "format" in c.extra else []
+        ran = cli(["score", s.scorer, s.good, "--out", c.path, "--no-progress", "--workers", "0", *fmt], 30)
+        if c.expect == "ok":
+            ok = not ran.tb and ran.code == 0 and str(s.good) in ResultFile(c.path).finished()
+            outcome = "clean" if ok else ("traceback" if ran.tb else "wrong answer")
+        else:
+            outcome = one_line_refusal(ran, c.path, c.reason)
+        out.append(Outcome("out", "phyprobe score --out", c.name, outcome, ran.code, altered(before), ran.err[-1000:]))
+    for name, fn, in_process in (
+        ("--out /dev/stdout, stdout a pipe", _out_dev_stdout, False),
+        ("two runs on one --out at once", _out_two_writers, False),
+        ("--out past the file size limit (EFBIG)", _out_file_size_limit, False),
+        ("--out on a full disk (ENOSPC)", _out_full_disk, True),
+        ("stdout a pipe closed by its reader (| head -1)", _out_closed_pipe, False),
+    ):
+        if (names is not None and name not in names) or (s.quick and names is None and not in_process):
+            continue
+        outcome, code, changed, detail = fn(s)
+        out.append(Outcome("out", "phyprobe score --out", name, outcome, code, changed, detail))
+    return out
+
+
+def _folder_of_four(s: Setting) -> Path:
+    d = s.root / "four"
+    if not d.exists():
+        d.mkdir()
+        for i in range(4):
+            write_video(d / f"v{i}.mp4", moving_square(6, 32, 32, 2 + 3 * i, 2), fps=12)
+    return d
+
+
+FAST = ["--workers", "0", "--batch-size", "1", "--no-progress"]
+
+
+def _out_dev_stdout(s: Setting):
+    ran = process(["score", s.scorer, s.good, "--out", "/dev/stdout"], 120)
+    outcome = one_line_refusal(ran, "/dev/stdout", r"a pipe \(FIFO\), not a results file")
+    if outcome == "clean" and ran.out:
+        outcome = "wrong answer"
+    return outcome, ran.code, [], ran.err[-1000:]
+
+
+def _results_rows(path: Path) -> list[dict] | None:
+    try:
+        return [json.loads(line) for line in path.read_text().splitlines()]
+    except (OSError, ValueError):
+        return None
+
+
+def _out_two_writers(s: Setting):
+    import subprocess
+    import sys
+
+    folder = _folder_of_four(s)
+    target = s.root / "two_writers.jsonl"
+    argv = [sys.executable, "-m", "phyprobe.cli", "score", str(s.scorer), str(folder), "--out", str(target), *FAST]
+    procs = [subprocess.Popen(argv, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True) for _ in range(2)]
+    got = [(p.communicate(timeout=300)[1], p.returncode) for p in procs]
+    codes = sorted(c for _, c in got)
+    rows = _results_rows(target) or []
+    videos = sorted(r.get("video") for r in rows)
+    refused = [e for e, c in got if c == 2]
+    ok = (
+        codes == [0, 2]
+        and videos == sorted(str(p) for p in folder.iterdir())
+        and len(error_lines(refused[0])) == 1
+        and f"another phyprobe score is writing {target}" in refused[0]
+    )
+    tb = any("Traceback" in e for e, _ in got)
+    detail = (
+        f"exit codes {codes}; {len(rows)} rows for {len(videos and set(videos))} videos; {[e[-300:] for e, _ in got]}"
+    )
+    return ("traceback" if tb else "clean" if ok else "wrong answer"), max(codes), [], detail
+
+
+def _out_file_size_limit(s: Setting):
+    """A results file of ours with one row already, and room for one more: the run ends in one line, the first row
+    intact, whole rows only; the same command with room finishes, each video once."""
+    import resource
+    import signal
+
+    folder = _folder_of_four(s)
+    target = s.root / "efbig.jsonl"
+    first = process(["score", s.scorer, folder / "v0.mp4", "--out", target, *FAST], 300)
+    kept = target.read_bytes() if target.is_file() else b""
+    row = max(len(kept), 1)
+
+    def limited():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (2 * row + row // 2, 2 * row + row // 2))
+
+    ran = process(["score", s.scorer, folder, "--out", target, *FAST], 300, preexec_fn=limited)
+    data = target.read_bytes()
+    outcome = one_line_refusal(ran, target, r"cannot write results \(File too large, EFBIG\)")
+    if outcome == "clean" and (first.code != 0 or not data.startswith(kept) or not data.endswith(b"\n")):
+        outcome = "wrong answer"
+    again = cli(["score", s.scorer, folder, "--out", target, *FAST], 120)
+    rows = _results_rows(target) or []
+    if outcome == "clean" and (
+        again.code != 0 or sorted(r["video"] for r in rows) != sorted(map(str, folder.iterdir()))
+    ):
+        outcome = "wrong answer"
+    return outcome, ran.code, [] if data.startswith(kept) else [str(target)], ran.err[-1000:]
+
+
+def _out_full_disk(s: Setting):
+    """ENOSPC on the results file's own writes after its first row: a short write, then the disk is full (this
+    process's ``os.write`` on that one file made to fail as a full disk fails; no other file is touched)."""
+    import errno
+
+    folder = _folder_of_four(s)
+    target = s.root / "enospc.jsonl"
+    real_write = os.write
+    state = {"rows": 0}
+
+    def full_disk(fd, data):
+        try:
+            ours = os.path.samefile(f"/proc/self/fd/{fd}", target)
+        except OSError:
+            ours = False
+        if not ours:
+            return real_write(fd, data)
+        state["rows"] += 1
+        if state["rows"] == 1:
+            return real_write(fd, data)
+        if state["rows"] == 2:
+            return real_write(fd, bytes(data[:10]))
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    os.write = full_disk
+    try:
+        ran = cli(["score", s.scorer, folder, "--out", target, *FAST], 120)
+    finally:
+        os.write = real_write
+    rows = _results_rows(target)
+    outcome = one_line_refusal(ran, target, r"cannot write results \(No space left on device, ENOSPC")
+    if outcome == "clean" and (rows is None or len(rows) != 1 or not target.read_bytes().endswith(b"\n")):
+        outcome = "wrong answer"
+    return outcome, ran.code, [], ran.err[-1000:]
+
+
+def _out_closed_pipe(s: Setting):
+    import shlex
+    import subprocess
+    import sys
+
+    folder = _folder_of_four(s)
+    score = shlex.join([sys.executable, "-m", "phyprobe.cli", "score", str(s.scorer), str(folder), *FAST])
+    p = subprocess.run(
+        ["bash", "-c", f"{score} | head -1; echo ${{PIPESTATUS[0]}} >&2"], capture_output=True, text=True, timeout=300
+    )
+    *noise, code = p.stderr.strip().splitlines() or ["?"]
+    ok = p.stdout == "score\traw_score\tvideo\n" and code == "141" and not noise
+    outcome = "traceback" if "Traceback" in p.stderr else "clean" if ok else "wrong answer"
+    return outcome, int(code) if code.isdigit() else None, [], p.stderr[-1000:]
+
+
+# --- manifests, score CSVs, options ------------------------------------------------------------------------------------
+
+
+def manifest_runs(s: Setting, names=None) -> list[Outcome]:
+    from phyprobe.testing.configs import TOY, compose_train
+    from phyprobe.training.pipeline import train
+
+    out = []
+    for c in _wanted(manifest_cases(s.root / "manifests", s.good), names):
+        before = fingerprint([c.path, s.good])
+        ran = cli(["extract", c.path, "--image-size", "32", "--cache", s.root / "cache"], 60)
+        out.append(Outcome("manifest", "phyprobe extract", c.name, one_line_refusal(ran, c.path, c.reason), ran.code))
+        cfg = compose_train(
+            s.root / "run",
+            [
+                *TOY,
+                "data=manifest",
+                f"data.source.path={c.path}",
+                "backbone=efficientnet_lite0",  # the default backbone fits a dynamics model first: slow
+                "backbone.weights=null",
+                f"paths.cache_dir={s.root / 'cache'}",
+            ],
+        )
+        ran = reporting(train, cfg)
+        out.append(Outcome("manifest", "train.py", c.name, one_line_refusal(ran, c.path, c.reason), ran.code))
+        out[-1].altered = altered(before)
+    return out
+
+
+def csv_runs(s: Setting, names=None) -> list[Outcome]:
+    from phyprobe.eval.run import run_eval
+    from phyprobe.testing.configs import compose_eval
+
+    out = []
+    ids = [f"s5_{v}" for v in ("plausible", "violated")]  # the toy manifest's test scene
+    for c in _wanted(csv_cases(s.root / "csv", ids), names):
+        before = fingerprint([c.path, s.toy])
+        cfg = compose_eval(
+            s.root / "eval",
+            [
+                "benchmark=world_test",
+                f"benchmark.manifest={s.toy}",
+                "benchmark.where.source=toy",
+                f"scores_csv={c.path}",
+                *([f"scores_format={c.extra['format']}"] if "format" in c.extra else []),
+                "report=false",
+                "n_boot=0",
+            ],
+        )
+        ran = reporting(run_eval, cfg)
+        if c.expect == "ok":
+            outcome = "traceback" if ran.tb else "clean" if ran.code == 0 else "wrong answer"
+        else:
+            outcome = one_line_refusal(ran, c.path, c.reason)
+        out.append(Outcome("csv", "eval.py", c.name, outcome, ran.code, altered(before), ran.err[-500:]))
+    return out
+
+
+def option_runs(s: Setting) -> list[Outcome]:
+    ex = ["extract", s.toy, "--cache", s.root / "cache"]
+    cases = [
+        (f"extract {' '.join(a)}", ex + a, r)
+        for a, r in [
+            (["--batch-size", "0"], r"--batch-size: must be >= 1"),
+            (["--shard-size", "0"], r"--shard-size: must be >= 1"),
+            (["--num-frames", "0"], r"--num-frames: must be >= 1"),
+            (["--workers", "-1"], r"--workers: must be >= 0"),
+            (["--image-size", "big"], r"--image-size: 'big' is not an integer"),
+            (["--encoder", "resnet"], r"unknown encoder 'resnet'"),
+        ]
+    ] + [("score --batch-size 0", ["score", s.scorer, s.good, "--batch-size", "0"], r"--batch-size: must be >= 1")]
+    out = []
+    for name, argv, reason in cases:
+        ran = cli(argv, 60)
+        outcome = "traceback" if ran.tb else "wrong answer" if ran.code in (0, None) else None
+        outcome = outcome or ("clean" if ran.code == 2 and re.search(reason, ran.err) else "unclear")
+        out.append(Outcome("options", "phyprobe " + name.split()[0], name, outcome, ran.code, [], ran.err[-500:]))
+    return out
+
+
+# --- scorer directories ------------------------------------------------------------------------------------------------
+
+
+def broken_scorers(root: Path, scorer: Path, video: Path) -> list[Case]:
+    """Scorer arguments beyond :func:`scorer_cases`' tampered fields: a missing directory, a video given as the
+    scorer, zeroed weights, an unknown encoder, and a head whose weights are NaN (loads; must never print a score
+    outside [0, 1] nor exit 0). ``extra["file"]``: what the error line names."""
+    import shutil
+
+    from safetensors.torch import load_file, save_file
+
+    out = [
+        Case("missing scorer directory", root / "no_scorer", "error", r"no such scorer directory", {"file": ""}),
+        Case("video passed as the scorer", video, "error", r"", {"file": ""}),
+    ]
+    for name, edit, file, reason in [
+        (
+            "zeroed model.safetensors",
+            lambda d: (d / "model.safetensors").write_bytes(b"\0" * 100),
+            "model.safetensors",
+            r"",
+        ),
+        (
+            "encoder name changed",
+            lambda d: (d / "config.json").write_text(
+                (d / "config.json").read_text().replace('"efficientnet_lite0"', '"efficientnet_lite9"')
+            ),
+            "config.json",
+            r"",
+        ),
+        (
+            "config.json holds a 5000-digit integer",
+            lambda d: (d / "config.json").write_text(
+                (d / "config.json").read_text().replace('"hidden": 16', '"hidden": ' + "9" * 5000)
+            ),
+            "config.json",
+            r"not valid JSON here \(an integer of more than \d+ digits\)",
+        ),
+    ]:
+        d = root / name.replace(" ", "_")
+        shutil.rmtree(d, ignore_errors=True)
+        shutil.copytree(scorer, d)
+        edit(d)
+        out.append(Case(name, d, "error", reason, {"file": file}))
+    nan = root / "nan_head"
+    shutil.rmtree(nan, ignore_errors=True)
+    shutil.copytree(scorer, nan)
+    w = load_file(str(nan / "model.safetensors"))
+    w = {k: v.clone().fill_(float("nan")) if v.is_floating_point() else v for k, v in w.items()}
+    save_file(w, str(nan / "model.safetensors"))
+    out.append(Case("head with NaN weights", nan, "error", r"", {"file": "", "nan": True}))
+    return out
+
+
+def scorer_runs(s: Setting, names=None) -> list[Outcome]:
+    """Each broken or tampered scorer directory through ``phyprobe score``: one line naming the file (and field), exit
+    2, no pickle run, the directory (and the one beside it that paths lead out to) unchanged."""
+    root = s.root / "scorers"
+    cases = broken_scorers(root / "broken", s.scorer, s.good) + scorer_cases(root / "tampered", s.scorer)
+    out = []
+    for c in _wanted(cases, names):
+        before = fingerprint([c.path, s.good, root / "tampered" / "outside"])
+        ran = cli(["score", c.path, s.good, "--json", "--workers", "0"], 60)
+        if c.extra.get("nan"):
+            rows = json_rows(ran.out)
+            bad = rows is None or not all(map(_in_unit, rows.values())) or ran.code in (0, None)
+            outcome = "traceback" if ran.tb else "wrong answer" if bad else "clean"
+        else:
+            outcome = one_line_refusal(ran, c.path / c.extra["file"] if c.extra["file"] else c.path, c.reason)
+        if "marker" in c.extra and c.extra["marker"].exists():
+            outcome = "wrong answer"  # a pickle ran
+        out.append(Outcome("scorer", "phyprobe score", c.name, outcome, ran.code, altered(before), ran.err[-500:]))
+    return out
+
+
+# --- training sets -----------------------------------------------------------------------------------------------------
+
+
+def training_runs(s: Setting, names=None) -> list[Outcome]:
+    """Each :func:`training_cases` set through ``train`` as train.py runs it: one line, exit 2, no scorer exported,
+    nothing extracted where the set is refused before work."""
+    from phyprobe.testing.configs import TOY, compose_train
+    from phyprobe.training.pipeline import train
+
+    out = []
+    for c in _wanted(training_cases(s.root / "training", s.toy), names):
+        if c.extra.get("slow") and s.quick:
+            continue
+        run_dir, cache = s.root / "train_runs" / c.path.name, s.root / "train_caches" / c.path.name
+        cfg = compose_train(
+            run_dir,
+            [
+                *TOY,
+                "backbone=efficientnet_lite0",
+                "backbone.image_size=32",
+                "data=manifest",
+                f"data.source.path={c.path}",
+                "eval.report=false",
+                f"paths.cache_dir={cache}",
+                *c.extra.get("overrides", []),
+            ],
+        )
+        before = fingerprint([c.path, s.toy])
+        ran = reporting(train, cfg)
+        named = run_dir / c.extra["file"] if c.extra["file"] == "scorer" else c.path / c.extra["file"]
+        outcome = one_line_refusal(ran, named, c.reason)
+        exported = (run_dir / "scorer").exists() or (run_dir / "scores.csv").exists()
+        if outcome == "clean" and (exported or (c.extra["before_work"] and cache.exists())):
+            outcome = "wrong answer"
+        out.append(Outcome("training", "train.py", c.name, outcome, ran.code, altered(before), ran.err[-800:]))
+    return out
+
+
+# --- the service ---------------------------------------------------------------------------------------------------------
+
+
+def _http(url: str, body, content_type: str | None, chunked: bool = False) -> tuple[int | None, dict | str]:
+    """(status, JSON answer or the raw text) of one POST /score; ``body`` an iterable of bytes when ``chunked``. The
+    server may answer and close before the body is sent (413): the answer is still read."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    u = urlsplit(url)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
+    try:
+        headers = {"Content-Type": content_type} if content_type else {}
+        try:
+            conn.request("POST", "/score", body=body, headers=headers, encode_chunked=chunked)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        try:
+            r = conn.getresponse()
+            data = r.read()
+        except (ConnectionError, http.client.HTTPException) as e:
+            return None, f"no answer ({type(e).__name__}: {e})"
+    finally:
+        conn.close()
+    try:
+        return r.status, json.loads(data)
+    except ValueError:
+        return r.status, data.decode(errors="replace")
+
+
+def service_runs(s: Setting, names=None) -> list[Outcome]:
+    """``phyprobe serve`` (on 127.0.0.1, the files it may read under a root): every bad request a 4xx with a one-line
+    JSON error, never a 5xx, the files under its root unchanged, and a good clip still scored after them."""
+    import shutil
+
+    from phyprobe import Scorer
+    from phyprobe.serve import ServeConfig, build_app, serve_in_thread
+
+    root = s.scratch("served")
+    shutil.copyfile(s.good, root / "ok.mp4")
+    (root / "notes.txt").write_text("not a video\n")
+    (root / "image.mp4").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(200))
+    (root / "folder.mp4").mkdir(exist_ok=True)
+    if not (root / "pipe.mp4").exists():
+        os.mkfifo(root / "pipe.mp4")
+    if not (root / "out.mp4").is_symlink():
+        os.symlink(s.good, root / "out.mp4")  # a link leading out of the root
+    good = s.good.read_bytes()
+    limit = 256 * 1024
+    js = "application/json"
+    path = lambda p: json.dumps({"path": p}).encode()  # noqa: E731
+    cases = [  # (name, body, content type, chunked, allowed statuses)
+        ("JSON path with a NUL byte", path("ok\0.mp4"), js, False, {400}),
+        ("JSON path to a text file", path("notes.txt"), js, False, {422}),
+        ("JSON path to a PNG named .mp4", path("image.mp4"), js, False, {422}),
+        ("JSON path to a directory", path("folder.mp4"), js, False, {400, 404, 422}),
+        ("JSON path to a FIFO", path("pipe.mp4"), js, False, {400, 422}),
+        ("JSON path to a missing file", path("missing.mp4"), js, False, {404, 422}),
+        ("JSON path out of the root", path("../good.mp4"), js, False, {403}),
+        ("JSON path a symlink out of the root", path("out.mp4"), js, False, {403}),
+        ("JSON path absolute, outside the root", path("/etc/passwd"), js, False, {403}),
+        ("malformed JSON", b'{"path": ', js, False, {400}),
+        ("JSON a list", b'["ok.mp4"]', js, False, {400}),
+        ("JSON path a number", b'{"path": 5}', js, False, {400}),
+        ("JSON not UTF-8", b'{"path": "caf\xe9.mp4"}', js, False, {400}),
+        ("JSON nested 30000 deep", b"[" * 30_000 + b"]" * 30_000, js, False, {400}),
+        ("JSON path a 5000-digit integer", b'{"path": ' + b"9" * 5000 + b"}", js, False, {400}),
+        ("JSON body over 64 KiB", path("x" * 70_000), js, False, {413}),
+        ("upload over the size limit (Content-Length)", bytes(limit + 1), "video/mp4", False, {413}),
+        ("upload over the size limit (chunked)", iter([bytes(64 * 1024)] * 6), "video/mp4", True, {413}),
+        ("empty upload", b"", "video/mp4", False, {400}),
+        ("upload a text file", b"not a video\n" * 100, "video/mp4", False, {422}),
+        ("upload a truncated mp4", good[: len(good) // 3], "video/mp4", False, {422}),
+        ("upload without a content type", b"not a video\n" * 100, None, False, {422}),
+        ("upload as a multipart form", b"--x\r\n\r\nabc\r\n--x--\r\n", "multipart/form-data; boundary=x", False, {415}),
+        ("a good clip after the bad requests", good, "video/mp4", False, {200}),
+    ]
+    cfg = ServeConfig(
+        paths_root=root,
+        max_upload_bytes=limit,
+        decode_workers=0 if s.quick else 1,
+        spool_dir=s.scratch("spool"),
+        timeout_s=30,
+    )
+    out = []
+    with serve_in_thread(build_app(Scorer.from_pretrained(s.scorer), cfg)) as url:
+        for name, body, ctype, chunked, want in cases:
+            if names is not None and name not in names:
+                continue
+            before = fingerprint([root, s.good])
+            status, answer = _http(url, body, ctype, chunked)
+            error = answer.get("error", "") if isinstance(answer, dict) else ""
+            if status is None or status >= 500 or (status in range(200, 300) and 200 not in want):
+                outcome = "wrong answer"
+            elif status == 200:
+                outcome = "clean" if 200 in want and 0.0 <= answer.get("score", -1) <= 1.0 else "wrong answer"
+            else:
+                outcome = "clean" if status in want and error and "\n" not in error else "unclear"
+            detail = f"HTTP {status}: {answer if isinstance(answer, dict) else answer[:300]}"
+            out.append(Outcome("service", "phyprobe serve", name, outcome, status, altered(before), detail))
+    return out
+
+
+# --- the judge client ---------------------------------------------------------------------------------------------------
+
+KEY = "sk-echoed-0f1e2d3c4b5a69788TOPSECRET"  # an API key the scripted server echoes back
+
+
+def _hostile_server():
+    """The scripted judge server with two more replies: ``deep_json`` (a score nested 100000 lists deep) and
+    ``huge_number`` (a 5000-digit score); each must be that video's recorded parse failure."""
+    from phyprobe.testing.judge_server import ScriptedServer
+
+    class Hostile(ScriptedServer):
+        def respond(self, h, case, key, attempt, body, auth=""):
+            if case == "deep_json":
+                return self._completion(h, '{"score": ' + "[" * 100_000 + "]" * 100_000 + "}", key, body)
+            if case == "huge_number":
+                return self._completion(h, '{"score": ' + "9" * 5000 + ', "reasoning": "x"}', key, body)
+            return super().respond(h, case, key, attempt, body, auth)
+
+    return Hostile()
+
+
+def judge_runs(s: Setting, names=None) -> list[Outcome]:
+    """``phyprobe judge run`` against a scripted OpenAI-compatible server (phyprobe.testing.judge_server): a refused
+    key (401/403) stops the run in one line naming the server, with no retry; a malformed ``retry-after`` means the
+    default backoff; a key the server echoes is in no file written; no video scored is a non-zero exit."""
+    from omegaconf import OmegaConf
+
+    from phyprobe.testing.judge_cases import case_manifest, physics_cfg
+    from phyprobe.testing.judge_server import BAD_RETRY_AFTER
+
+    specs = {
+        "401 for the API key": (("unauthorized", "ok", "ok"), {"concurrency": 1}),
+        "403 for the API key": (("forbidden", "ok", "ok"), {"concurrency": 1}),
+        "malformed retry-after": (("bad_retry_after",), {"max_retries": len(BAD_RETRY_AFTER), "max_backoff_s": 0.1}),
+        "the server echoes the API key": (
+            ("echo_key", "echo_key_error", "echo_key_bad_request", "ok"),
+            {"max_retries": 1},
+        ),
+        "0 of 2 videos scored": (("bad_request", "malformed"), {}),
+        "replies nesting deeply or with a 5000-digit score": (("deep_json", "huge_number", "ok"), {"max_retries": 0}),
+    }
+    out = []
+    env = "PHYPROBE_BAD_INPUTS_KEY"
+    os.environ[env] = KEY
+    try:
+        for name, (cases, client) in specs.items():
+            if names is not None and name not in names:
+                continue
+            d = s.scratch(f"judge_{len(out)}")
+            manifest = case_manifest(d / "m", cases=cases)
+            before = fingerprint([manifest])
+            with _hostile_server() as srv:
+                cfg = physics_cfg(srv.base_url, d / "cache", api_key_env=env, **client)
+                OmegaConf.save(OmegaConf.create(cfg), d / "judge.yaml")
+                ran = cli(["judge", "run", d / "judge.yaml", "--manifest", manifest, "--out", d / "out"], 120)
+                requests = sum(srv.counts.values())
+            outcome, detail = _judge_outcome(name, ran, requests, d, srv.base_url), ran.err[-800:]
+            if KEY in ran.out + ran.err + "".join(ran.warnings) or any(
+                KEY.encode() in p.read_bytes() for p in d.rglob("*") if p.is_file()
+            ):
+                outcome, detail = "wrong answer", "the API key is in a file written or in the output"
+            out.append(Outcome("judge", "phyprobe judge run", name, outcome, ran.code, altered(before), detail))
+    finally:
+        os.environ.pop(env, None)
+    return out
+
+
+def _judge_outcome(name: str, ran: Ran, requests: int, d: Path, base_url: str) -> str:
+    from phyprobe.testing.judge_server import BAD_RETRY_AFTER
+
+    if ran.tb:
+        return "hang" if ran.tb.startswith("hang") else "traceback"
+    if name.startswith(("401", "403")):
+        if ran.code == 0:
+            return "wrong answer"
+        status = name[:3]
+        ok = (
+            one_line_refusal(ran, base_url, rf"refused the API key from \$\w+ with HTTP {status}") == "clean"
+            and requests == 1
+            and not (d / "out" / "judgements.jsonl").exists()
+        )
+        return "clean" if ok else "unclear" if ran.code == 2 else "wrong answer"
+    if name == "malformed retry-after":
+        return "clean" if ran.code == 0 and requests == len(BAD_RETRY_AFTER) + 1 else "wrong answer"
+    if name == "the server echoes the API key":
+        return "clean" if ran.code == 1 and "2 of 4 videos have no score" in ran.err else "wrong answer"
+    if name.startswith("replies nesting"):
+        return "clean" if ran.code == 1 and "2 of 3 videos have no score" in ran.err else "wrong answer"
+    return "clean" if ran.code == 2 and "2 of 2 videos have no score" in ran.err else "wrong answer"
