@@ -24,7 +24,7 @@ import torch
 from phyprobe.cli import main as cli_main
 from phyprobe.errors import report_user_errors
 from phyprobe.io.video import ClipSpec, VideoDecodeError, decode_clip
-from phyprobe.testing.bad_inputs import csv_cases, manifest_cases, video_cases, video_manifest
+from phyprobe.testing.bad_inputs import EXTRACT_OPTION_CASES, csv_cases, manifest_cases, video_cases, video_manifest
 
 REPO = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": f"{REPO / 'src'}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
@@ -243,17 +243,7 @@ def test_every_bad_csv_through_eval(toy_manifest, tmp_path, capsys):
         assert lines[0].startswith(f"phyprobe: error: {c.path}") and re.search(c.reason, lines[0]), (c.name, lines[0])
 
 
-@pytest.mark.parametrize(
-    "argv,reason",
-    [
-        (["--batch-size", "0"], r"--batch-size: must be >= 1"),
-        (["--shard-size", "0"], r"--shard-size: must be >= 1"),
-        (["--num-frames", "0"], r"--num-frames: must be >= 1"),
-        (["--workers", "-1"], r"--workers: must be >= 0"),
-        (["--image-size", "big"], r"--image-size: 'big' is not an integer"),
-        (["--encoder", "resnet"], r"unknown encoder 'resnet'"),
-    ],
-)
+@pytest.mark.parametrize("argv,reason", EXTRACT_OPTION_CASES)
 def test_bad_extract_options_are_one_line_errors(toy_manifest, tmp_path, capsys, argv, reason):
     code, _, err = _run_cli(["extract", str(toy_manifest), "--cache", str(tmp_path), *argv], capsys)
     assert code == 2 and re.search(reason, err) and "Traceback" not in err, err

@@ -1520,19 +1520,22 @@ def csv_runs(s: Setting, names=None) -> list[Outcome]:
     return out
 
 
+# bad `phyprobe extract` options and the reason each one-line error must give
+EXTRACT_OPTION_CASES = [
+    (["--batch-size", "0"], r"--batch-size: must be >= 1"),
+    (["--shard-size", "0"], r"--shard-size: must be >= 1"),
+    (["--num-frames", "0"], r"--num-frames: must be >= 1"),
+    (["--workers", "-1"], r"--workers: must be >= 0"),
+    (["--image-size", "big"], r"--image-size: 'big' is not an integer"),
+    (["--encoder", "resnet"], r"unknown encoder 'resnet'"),
+]
+
+
 def option_runs(s: Setting) -> list[Outcome]:
     ex = ["extract", s.toy, "--cache", s.root / "cache"]
-    cases = [
-        (f"extract {' '.join(a)}", ex + a, r)
-        for a, r in [
-            (["--batch-size", "0"], r"--batch-size: must be >= 1"),
-            (["--shard-size", "0"], r"--shard-size: must be >= 1"),
-            (["--num-frames", "0"], r"--num-frames: must be >= 1"),
-            (["--workers", "-1"], r"--workers: must be >= 0"),
-            (["--image-size", "big"], r"--image-size: 'big' is not an integer"),
-            (["--encoder", "resnet"], r"unknown encoder 'resnet'"),
-        ]
-    ] + [("score --batch-size 0", ["score", s.scorer, s.good, "--batch-size", "0"], r"--batch-size: must be >= 1")]
+    cases = [(f"extract {' '.join(a)}", ex + a, r) for a, r in EXTRACT_OPTION_CASES] + [
+        ("score --batch-size 0", ["score", s.scorer, s.good, "--batch-size", "0"], r"--batch-size: must be >= 1")
+    ]
     out = []
     for name, argv, reason in cases:
         ran = cli(argv, 60)

@@ -38,7 +38,33 @@ def expected_score(key: str) -> int:
 BAD_RETRY_AFTER = ("soon", "nan", "-5", "inf", "Mon, 99 Foo 2024 99:99:99 GMT", "")
 
 
-class ScriptedServer:
+class LocalServer:
+    """A ``ThreadingHTTPServer`` on an ephemeral 127.0.0.1 port, serving in a daemon thread while used as a context
+    manager; ``base_url`` is its OpenAI-style ``/v1`` root. A subclass ends its own waits in :meth:`stop`."""
+
+    def _serve(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def stop(self) -> None:
+        """Let every request still being answered end (called before the server shuts down)."""
+
+
+class ScriptedServer(LocalServer):
     def __init__(self, delay: float = 0.0, timeout_sleep: float = 2.0, trickle_s: float = 0.25):
         self.delay, self.timeout_sleep, self.trickle_s = delay, timeout_sleep, trickle_s
         self.stopping = threading.Event()
@@ -74,22 +100,10 @@ class ScriptedServer:
                     time.sleep(server.delay)
                 server.respond(self, case, key, attempt, body, self.headers.get("authorization", ""))
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._serve(Handler)
 
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
+    def stop(self) -> None:
         self.stopping.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
     # -- replies --------------------------------------------------------------------------------
 

@@ -29,10 +29,11 @@ import json
 import re
 import threading
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 from ..suites.agents import agent_of, request_inputs
+from .judge_server import LocalServer
 
 _TOKEN = re.compile(r"SCRIPT:([a-z_0-9]+)")
 CUES = {
@@ -134,7 +135,7 @@ def write_script_seeds(path, cases, family: str = "gravity_support") -> Path:
     return path
 
 
-class SuiteServer:
+class SuiteServer(LocalServer):
     """The scripted agents' server; use as a context manager, point ``client.base_url`` at ``base_url``."""
 
     def __init__(self, hold_after: int | None = None):
@@ -175,22 +176,10 @@ class SuiteServer:
                     return server.refuse(self)
                 server.respond(self, key, body)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._serve(Handler)
 
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
+    def stop(self) -> None:
         self.release()
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
     def release(self) -> None:
         """Stop holding: held requests are dropped unanswered, later ones answered."""
