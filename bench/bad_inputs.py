@@ -35,8 +35,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from phyprobe.eval.bench_record import BENCHMARKS_CSV
-from phyprobe.runinfo import code_version
+from phyprobe.eval.bench_record import BENCHMARKS_CSV, version_label
 from phyprobe.testing import bad_inputs as bi
 
 RESULTS = BENCHMARKS_CSV.with_name("bad_inputs.csv")
@@ -106,10 +105,7 @@ def print_tables(results: list[bi.Outcome], seconds: dict[str, float]) -> dict[s
 
 def record(tables: dict[str, dict[str, int]], path: Path = RESULTS) -> Path:
     """One row per class and the total: (class, cases, clean, tracebacks, wrong_exit0, files_altered, version)."""
-    v = code_version()
-    version = (
-        v["package"] + (f"+{v['git_commit'][:10]}" if v["git_commit"] else "") + ("-dirty" if v["git_dirty"] else "")
-    )
+    version = version_label()
     cols = ["cases", "clean", "tracebacks", "wrong_exit0", "files_altered"]
     rows = [{"class": cls, **{c: t[c] for c in cols}, "version": version} for cls, t in tables.items()]
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -17,12 +17,15 @@ BENCHMARKS_CSV = SOURCE_ROOT / "results" / "benchmarks.csv"
 COLUMNS = ["benchmark", "figure", "value", "unit", "version", "cores"]
 
 
+def version_label() -> str:
+    """The code a figure was measured with: ``package+commit`` (``-dirty`` with uncommitted changes)."""
+    v = code_version()
+    return v["package"] + (f"+{v['git_commit'][:10]}" if v["git_commit"] else "") + ("-dirty" if v["git_dirty"] else "")
+
+
 def record_benchmark(benchmark: str, figures: dict[str, tuple[float, str]], path: Path = BENCHMARKS_CSV) -> Path:
     """Replace ``benchmark``'s rows of ``path`` with ``figures`` (``{figure: (value, unit)}``)."""
-    v = code_version()
-    version = (
-        v["package"] + (f"+{v['git_commit'][:10]}" if v["git_commit"] else "") + ("-dirty" if v["git_dirty"] else "")
-    )
+    version = version_label()
     rows = pd.DataFrame(
         [
             {"benchmark": benchmark, "figure": f, "value": float(val), "unit": unit, "version": version}
