@@ -11,7 +11,9 @@ Two paths are measured on the same files:
 A third case is a long video read in windows (``--reading windows --combine mean``): a 20-minute 320x240,
 25 fps clip (30,000 frames, written cheaply: x264 ultrafast at a low bitrate) scored by a scorer whose
 16-frame windows keep the frames at full size (a 128-pixel input box), in a child process. Windows are
-streamed, so its peak must stay under 1.5 GB; decoding every frame at once held ~6.9 GB of RGB.
+streamed (only a window's frames held) and go through the encoder a few at a time (``Scorer.forward_bytes``: on a
+CPU a forward's activations are ~20x its input), so its peak must stay under 1.5 GB, most of it torch and timm
+themselves (the "after load" figure); decoding every frame at once held ~6.9 GB of RGB.
 
     python bench/bench_memory.py             # 16-frame clips of 24 frames at 720p, 4K, 8K; the 20-minute windows
     python bench/bench_memory.py --quick     # 720p and 4K only, and the windowed case on 2 minutes
@@ -159,9 +161,11 @@ def main() -> None:
             f"scored in {m['seconds']:.0f} s",
             flush=True,
         )
-        figures[f"windowed {minutes:g} min 320x240: peak RSS"] = (m["peak_mb"], "MB")
-        figures[f"windowed {minutes:g} min 320x240: peak / {LIMIT_GB} GB"] = (ratio, "x")
-        figures[f"windowed {minutes:g} min 320x240: whole-video decode it avoids"] = (m["whole_decode_gb"] * 1024, "MB")
+        case = f"windowed {minutes:g} min 320x240" + (f" stride {args.stride}" if args.stride else "")
+        figures[f"{case}: peak RSS"] = (m["peak_mb"], "MB")
+        figures[f"{case}: RSS after loading the scorer"] = (m["after_load_mb"], "MB")
+        figures[f"{case}: peak / {LIMIT_GB} GB"] = (ratio, "x")
+        figures[f"{case}: whole-video decode it avoids"] = (m["whole_decode_gb"] * 1024, "MB")
         for name, (h, w) in sizes.items():
             path = write_clip(Path(tmp) / f"{name}.mp4", h, w)
             for mode in ("reduced", "full"):

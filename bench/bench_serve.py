@@ -6,8 +6,10 @@
    trickle headers and bodies and long videos are uploaded back to back. Prints the good requests' p50/p99 both
    ways and the loaded/quiet ratio; the service must keep p99 under 2x its quiet p99 and answer every good request.
 
-The server runs in this process (uvicorn in a thread) on an ephemeral port; the load client is
-phyprobe.testing.serve_load, the one tests/test_serve.py and tests/test_serve_availability.py use.
+As deployed, the server is a process of its own (``phyprobe serve --port 0``, used once ``/ready`` says 200), the
+hostile clients run in a second process and the good requests are measured from this one, so no client slows the
+server, or the measurement, through a shared interpreter. The load client is phyprobe.testing.serve_load, the one
+tests/test_serve.py and tests/test_serve_availability.py use.
 
     python bench/bench_serve.py                    # a tiny scorer
     python bench/bench_serve.py --scorer DIR -n 500 --record
@@ -19,7 +21,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from phyprobe.testing.serve_load import availability, fire, long_video, mixed_bodies, post, summary
+from phyprobe.testing.serve_load import availability, fire, long_video, mixed_bodies, post, serve_process, summary
 
 
 def main() -> None:
@@ -35,8 +37,6 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3, help="quiet/loaded rounds, interleaved")
     ap.add_argument("--record", action="store_true", help="write the figures to results/benchmarks.csv")
     args = ap.parse_args()
-    from phyprobe.serve import ServeConfig, build_app, serve_in_thread
-
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         scorer = args.scorer
@@ -45,24 +45,24 @@ def main() -> None:
 
             scorer = make_scorer(tmp / "scorer")
         bodies = mixed_bodies(args.n, tmp)
-        with serve_in_thread(build_app(scorer, ServeConfig(max_batch=args.max_batch))) as url:
+        with serve_process(scorer, "--max-batch", str(args.max_batch)) as url:
             post(url, bodies[1][0])  # warm-up
             answers, seconds = fire(url, bodies, args.concurrency)
         print("throughput:", summary(answers, seconds))
 
         good = [(tmp / f"{i}.mp4").read_bytes() for i in range(8)]  # mixed_bodies' good videos
         long = long_video(tmp / "long.ts", repeats=12).read_bytes()  # ~34 MB, seconds of decoding
-        cfg = ServeConfig(
-            max_batch=args.max_batch,
-            timeout_s=4.0,
-            long_video_mb=8,
-            light_budget_s=1.0,
-            long_video_workers=1,
-            header_timeout_s=2.0,
-            idle_timeout_s=2.0,
-            read_timeout_s=5.0,
-        )
-        with serve_in_thread(build_app(scorer, cfg)) as url:
+        options = {
+            "--max-batch": args.max_batch,
+            "--timeout": 4.0,
+            "--long-video-mb": 8,
+            "--light-budget": 1.0,
+            "--long-video-workers": 1,
+            "--header-timeout": 2.0,
+            "--idle-timeout": 2.0,
+            "--read-timeout": 5.0,
+        }
+        with serve_process(scorer, *(str(x) for kv in options.items() for x in kv)) as url:
             r = availability(
                 url,
                 good,
@@ -88,6 +88,8 @@ def main() -> None:
             {
                 "throughput: p50 latency": (lat[len(lat) // 2], "s"),
                 "throughput: videos/s": (sum(a[0] == 200 for a in answers) / seconds, "videos/s"),
+                "availability: quiet p50": (r["quiet_p50_s"], "s"),
+                "availability: loaded p50": (r["loaded_p50_s"], "s"),
                 "availability: quiet p99": (r["quiet_p99_s"], "s"),
                 "availability: loaded p99": (r["loaded_p99_s"], "s"),
                 "availability: loaded/quiet p99": (r["p99_ratio"], "ratio"),

@@ -6,15 +6,18 @@ from __future__ import annotations
 import http.client
 import json
 import socket
+import subprocess
+import sys
 from urllib.parse import urlsplit
 
 import numpy as np
 import pytest
+import torch
 
 from phyprobe import Scorer
 from phyprobe.serve import ServeConfig, build_app, serve_in_thread
 from phyprobe.testing.scorers import make_scorer
-from phyprobe.testing.serve_load import fire, mixed_bodies, post, summary
+from phyprobe.testing.serve_load import fire, mixed_bodies, post, serve_process, summary
 
 
 @pytest.fixture(scope="module")
@@ -111,3 +114,32 @@ def test_bad_requests_get_clear_4xx(scorer, tmp_path):
     with serve_in_thread(build_app(scorer, ServeConfig(timeout_s=1e-4))) as url:
         slow = post(url, (root / "ok.mp4").read_bytes())
         assert slow[0] == 504 and "timeout" in slow[1]["error"]
+
+
+def test_phyprobe_serve_as_its_own_process_on_a_free_port(tmp_path):
+    scorer_dir = make_scorer(tmp_path / "s")
+    mixed_bodies(4, tmp_path)
+    clip = tmp_path / "1.mp4"
+    want = Scorer.from_pretrained(scorer_dir).score(clip)
+    with serve_process(scorer_dir, "--idle-timeout", "5", "--read-timeout", "20") as url:  # --port 0: URL printed
+        assert get(url, "/ready")[0] == 200
+        status, res, _ = post(url, clip.read_bytes())
+        assert status == 200 and res["score"] == pytest.approx(want, abs=1e-4)
+    cmd = [sys.executable, "-c", "import sys; from phyprobe.cli import main; sys.exit(main())"]
+    bad = subprocess.run([*cmd, "serve", str(scorer_dir), "--idle-timeout", "0"], capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--idle-timeout" in bad.stderr, bad.stderr
+
+
+def test_the_forward_runs_on_the_cores_the_decode_workers_leave(scorer, tmp_path):
+    from phyprobe.io.video import write_video
+    from phyprobe.serve import encoder_threads
+
+    write_video(tmp_path / "ok.mp4", np.random.default_rng(0).integers(0, 255, (8, 48, 64, 3), dtype=np.uint8))
+    assert encoder_threads(ServeConfig(decode_workers=10**6)) == 1  # never fewer than one
+    assert encoder_threads(ServeConfig(encoder_threads=3)) == 3
+    n = 1 if torch.get_num_threads() > 1 else 2  # not what a new thread would get anyway
+    app = build_app(scorer, ServeConfig(encoder_threads=n))
+    with serve_in_thread(app) as url:
+        assert post(url, (tmp_path / "ok.mp4").read_bytes())[0] == 200
+        forward = app.state.phyprobe["batcher"].forward
+        assert forward.submit(torch.get_num_threads).result() == n  # the forward thread's own setting

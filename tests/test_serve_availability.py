@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
+import signal
+import threading
 import time
 from urllib.parse import urlsplit
 
@@ -95,6 +98,32 @@ def test_a_request_that_times_out_has_its_decoding_killed(scorer, clips, tmp_pat
         status, body, _ = post(url, json.dumps({"path": "ok.mp4"}).encode(), "application/json")
         assert status == 200, body
         assert app.state.phyprobe["pool"].stats()["killed"] == 1
+
+
+def test_the_light_budget_counts_cpu_time_so_a_starved_short_clip_stays_in_its_lane(scorer, clips, tmp_path):
+    # The one decode worker is stopped (SIGSTOP) well past the light budget, then resumed: its short clip has used no
+    # CPU meanwhile, so it is answered from the short lane; a video that does spend the budget decoding is moved.
+    (tmp_path / "ok.mp4").write_bytes(clips[0][0])
+    (tmp_path / "long.ts").write_bytes(clips[1] * 2)
+    cfg = ServeConfig(
+        decode_workers=1, light_budget_s=0.2, long_video_mb=1e6, long_video_workers=1, paths_root=tmp_path
+    )
+    app = build_app(scorer, cfg)
+    with serve_in_thread(app) as url:
+        pool = app.state.phyprobe["pool"]
+        (worker,) = pool.workers
+        os.kill(worker.proc.pid, signal.SIGSTOP)
+        resume = threading.Timer(1.5, os.kill, (worker.proc.pid, signal.SIGCONT))
+        resume.start()
+        try:
+            status, body, _ = post(url, json.dumps({"path": "ok.mp4"}).encode(), "application/json")
+        finally:
+            resume.join()
+        assert status == 200, body
+        assert pool.stats()["moved"] == 0 and worker in pool.idle  # never moved, and back for the next clip
+        status, body, _ = post(url, json.dumps({"path": "long.ts"}).encode(), "application/json")
+        assert status == 200, body
+        assert pool.stats()["moved"] == 1
 
 
 def test_good_clips_keep_their_latency_under_slow_clients_and_long_videos(scorer, clips):

@@ -57,6 +57,30 @@ def test_streamed_windows_give_the_scores_of_the_whole_decode(tmp_path, reading)
     assert scorer.score_windows(video).tolist() == old_windows
 
 
+def test_windows_go_through_the_encoder_a_few_at_a_time_and_score_as_each_alone(tmp_path):
+    """On a CPU a forward takes at most ``forward_bytes`` of input (here two windows), whatever ``batch_size`` says;
+    the windows score as each one encoded alone. Tolerance, not identity: a batch of another shape can make the CPU's
+    convolution kernels sum in another order (float32 rounding, ~3e-8 here)."""
+    scorer = Scorer.from_pretrained(make_scorer(tmp_path / "s", reading=Reading("windows", stride=2)))
+    video = _write(tmp_path / "v.mp4", 30)
+    clips = _old_read(scorer, video)
+    window = clips[0].element_size() * clips[0].nelement()
+    assert scorer.forward_bytes is not None and scorer.forward_bytes >= window  # the default bounds a CPU forward
+    scorer.batch_bytes = 2 * window
+    seen, encode = [], scorer.encode
+
+    def counted(x):
+        seen.append(len(x))
+        return encode(x)
+
+    scorer.encode = counted
+    raw = scorer.score_windows(video)
+    assert len(raw) == len(clips) > 4 and max(seen) == 2 and sum(seen) == len(clips)
+    alone = [scorer.head_scores(encode(c[None])).item() for c in clips]  # each window its own forward
+    np.testing.assert_allclose(raw, alone, rtol=0, atol=1e-6)
+    assert scorer.score_raw_many([video])[0] == pytest.approx(np.mean(alone), abs=1e-6)
+
+
 def test_windows_of_a_stream_are_the_slices():
     frames = [np.full((2, 2, 3), i, np.uint8) for i in range(11)]
     for starts, length in (([0, 2, 4, 6, 7], 4), ([0, 5, 8], 3), ([0], 11)):

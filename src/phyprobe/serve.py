@@ -11,12 +11,13 @@ load only when it runs). Requests::
 The port is bound first and the scorer loads behind it, so an orchestrator sees ``/ready`` say 503
 while loading. Each video is decoded in a worker process (never in the server's own process): a
 request past its timeout gets 504 and its worker is killed and replaced, so abandoned decoding
-cannot starve the next request. Long videos (uploads over ``long_video_mb``, or any decode still
-running after ``light_budget_s``) move to a separate, low-priority lane of at most
-``long_video_workers`` processes, so they cannot hold up short clips. Requests wait for a worker in
+cannot starve the next request. Long videos (uploads over ``long_video_mb``, or any decode that has used
+``light_budget_s`` of CPU time: waiting for a busy CPU does not count) move to a separate, low-priority
+lane of at most ``long_video_workers`` processes, so they cannot hold up short clips. Requests wait for a worker in
 a bounded queue; past it, or with the long-video lane full, they get 503 with ``Retry-After``.
 A batcher collects the clips that arrive within ``max_wait_ms`` (up to ``max_batch``, short videos'
-clips first) into one encoder forward, so concurrent callers share the encoder's batch throughput.
+clips first) into one encoder forward, so concurrent callers share the encoder's batch throughput. On a CPU the
+forward runs on the cores the decode workers leave (``encoder_threads``), so its threads do not wait on each other.
 
 Reading a request is bounded too: the request line and headers must arrive within
 ``header_timeout_s``, the whole request (body included) within ``read_timeout_s``, and the client
@@ -56,9 +57,10 @@ class ServeConfig:
     max_wait_ms: float = 10.0
     max_pending: int = 1024  # clips waiting for the encoder
     decode_workers: int = 2  # decode processes for short videos; 0: decode in threads of this process (no cancelling)
+    encoder_threads: int | None = None  # torch threads of the forward on a CPU; None: the cores decoding leaves (>= 1)
     max_queue: int = 256  # requests waiting for a decode worker; past it 503 + Retry-After
     long_video_mb: float = 16.0  # uploads (or files) over this go straight to the long-video lane
-    light_budget_s: float = 2.0  # a decode still running after this moves to the long-video lane
+    light_budget_s: float = 2.0  # a decode that has used this much CPU time moves to the long-video lane
     long_video_workers: int = 2  # long videos decoded at once (low priority); past it 503 + Retry-After
     header_timeout_s: float = 10.0  # request line + headers, from the request's first byte (or the connection)
     read_timeout_s: float = 60.0  # the whole request, body included
@@ -153,6 +155,16 @@ def _lower_priority(pid: int) -> None:
             os.setpriority(os.PRIO_PROCESS, tid, 19)
 
 
+def _cpu_seconds(pid: int) -> float | None:
+    """CPU time (user + system, all threads) ``pid`` has used so far; None where /proc cannot tell (not Linux)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 class _Worker:
     def __init__(self, proc, conn):
         self.proc, self.conn, self.long = proc, conn, False
@@ -205,6 +217,7 @@ class _DecodePool:
         self.spawner = ThreadPoolExecutor(4, thread_name_prefix="phyprobe-spawn")
         self.avg_s = 0.1  # running mean of a short video's decode time, for Retry-After
         self.killed = 0  # workers killed mid-decode (their request timed out or was shed)
+        self.moved = 0  # decodes moved to the long-video lane after spending the light budget
         self.closed = False
 
     def _start_process(self) -> _Worker:
@@ -298,6 +311,25 @@ class _DecodePool:
         self.long[slot] = deadline
         return slot
 
+    async def _light(self, w: _Worker, path: Path) -> tuple | None:
+        """``path`` sent to ``w``; the worker's answer, or None once its decode has used ``light_budget_s`` of CPU
+        time: a long video. CPU time, not time waited, so a short clip whose worker is starved of CPU on a busy
+        machine is not taken for one (and sent to the low-priority lane, where it would wait longer still). Wall
+        time where /proc cannot tell."""
+        ev, budget = asyncio.get_running_loop(), self.cfg.light_budget_s
+        c0 = _cpu_seconds(w.proc.pid)
+        w.conn.send(str(path))
+        until = ev.time() + budget
+        while True:
+            msg = await w.recv(until)
+            if msg is not None:
+                return msg
+            c = _cpu_seconds(w.proc.pid) if c0 is not None else None
+            used = budget if c is None else c - c0
+            if used >= budget:
+                return None
+            until = ev.time() + max(0.05, budget - used)  # at the earliest when the budget can be spent
+
     async def decode(self, path: Path, size: int, deadline: float) -> tuple:
         """The worker's answer for ``path`` (``size`` bytes). Cancelling the caller kills the worker."""
         ev = asyncio.get_running_loop()
@@ -313,11 +345,10 @@ class _DecodePool:
             else:
                 w = await self._acquire()
                 t0 = ev.time()
-                w.conn.send(str(path))
-                msg = await w.recv(t0 + self.cfg.light_budget_s)
-                if (
-                    msg is None
-                ):  # still decoding: a long video; it goes on at low priority, a new worker takes its place
+                msg = await self._light(w, path)
+                if msg is None:
+                    # still decoding: a long video; it goes on at low priority, a new worker takes its place
+                    self.moved += 1
                     slot = self._long_slot(deadline)
                     w.long = True
                     _lower_priority(w.proc.pid)
@@ -354,7 +385,17 @@ class _DecodePool:
             "long": len(self.long),
             "workers": len(self.workers),
             "killed": self.killed,
+            "moved": self.moved,
         }
+
+
+def encoder_threads(cfg: ServeConfig) -> int:
+    """Torch threads of the server's forward on a CPU: ``cfg.encoder_threads``, else the cores this process may use
+    less the short-video decode workers, at least one."""
+    if cfg.encoder_threads is not None:
+        return max(1, cfg.encoder_threads)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, cores - cfg.decode_workers)
 
 
 class _Batcher:
@@ -364,9 +405,18 @@ class _Batcher:
     def __init__(self, scorer, cfg: ServeConfig):
         self.scorer, self.cfg = scorer, cfg
         self.queue: asyncio.PriorityQueue = asyncio.PriorityQueue(maxsize=cfg.max_pending)
-        self.forward = ThreadPoolExecutor(1, thread_name_prefix="phyprobe-forward")
+        self.forward = ThreadPoolExecutor(1, thread_name_prefix="phyprobe-forward", initializer=self._threads)
         self.task: asyncio.Task | None = None
         self.seq = 0
+
+    def _threads(self) -> None:
+        """The forward thread's torch threads on a CPU. With more threads than the cores the decode workers leave,
+        a forward's threads wait on each other whenever a core is busy elsewhere (a decode, an upload being read),
+        and every request in its batch waits with them."""
+        import torch
+
+        if self.scorer.device.type == "cpu":
+            torch.set_num_threads(encoder_threads(self.cfg))
 
     def submit(self, clip, weight: int = 1) -> asyncio.Future:
         fut = asyncio.get_running_loop().create_future()
@@ -729,7 +779,7 @@ def add_cli(sub) -> None:
     )
     p.add_argument("scorer", help="exported scorer directory, or a Hub repository id (org/name)")
     p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--port", type=int, default=8000, help="0: a free port (its URL is printed once it is bound)")
     p.add_argument("--max-upload-mb", type=positive_int, default=256)
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per request, upload included")
     p.add_argument("--max-batch", type=positive_int, default=8, help="videos per encoder forward")
@@ -741,21 +791,36 @@ def add_cli(sub) -> None:
         default=2,
         help="decode processes for short videos (0: decode in threads of the server, which cannot be cancelled)",
     )
+    p.add_argument(
+        "--encoder-threads",
+        type=positive_int,
+        help="torch threads of the encoder's forward on a CPU (default: the cores the decode workers leave, >= 1)",
+    )
     p.add_argument("--max-queue", type=positive_int, default=256, help="requests waiting for a decoder; then 503")
     p.add_argument("--long-video-mb", type=float, default=16.0, help="uploads over this decode in the long-video lane")
     p.add_argument("--long-video-workers", type=positive_int, default=2, help="long videos decoded at once")
-    p.add_argument("--light-budget", type=float, default=2.0, help="seconds before a decode counts as a long video")
+    p.add_argument("--light-budget", type=float, default=2.0, help="CPU seconds before a decode counts as long")
     p.add_argument("--header-timeout", type=float, default=10.0, help="seconds for the request line and headers")
+    p.add_argument("--read-timeout", type=float, help="seconds for a whole request, body included (default: --timeout)")
+    p.add_argument("--idle-timeout", type=float, default=10.0, help="longest silence of a client mid-request")
     p.add_argument("--paths-root", type=Path, help="allow JSON {'path': ...} requests for files under this directory")
+    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"], help="server log")
     p.set_defaults(func=_cli)
 
 
 def _cli(args) -> int:
     import uvicorn
 
-    if args.timeout <= 0 or args.max_wait_ms < 0 or args.header_timeout <= 0 or args.decode_workers < 0:
+    timeouts = (
+        args.timeout,
+        args.header_timeout,
+        args.idle_timeout,
+        1.0 if args.read_timeout is None else args.read_timeout,
+    )
+    if min(timeouts) <= 0 or args.max_wait_ms < 0 or args.decode_workers < 0:
         print(
-            "error: --timeout and --header-timeout must be > 0, --max-wait-ms and --decode-workers >= 0",
+            "error: --timeout, --header-timeout, --read-timeout and --idle-timeout must be > 0, "
+            "--max-wait-ms and --decode-workers >= 0",
             file=sys.stderr,
         )
         return 2
@@ -765,16 +830,27 @@ def _cli(args) -> int:
         max_batch=args.max_batch,
         max_wait_ms=args.max_wait_ms,
         decode_workers=args.decode_workers,
+        encoder_threads=args.encoder_threads,
         max_queue=args.max_queue,
         long_video_mb=args.long_video_mb,
         long_video_workers=args.long_video_workers,
         light_budget_s=args.light_budget,
         header_timeout_s=args.header_timeout,
-        read_timeout_s=max(args.timeout, args.header_timeout),
+        read_timeout_s=max(args.timeout, args.header_timeout) if args.read_timeout is None else args.read_timeout,
+        idle_timeout_s=args.idle_timeout,
         paths_root=args.paths_root,
     )
     app = build_app(args.scorer, cfg)  # loaded after the port is bound: /ready says 503 meanwhile
-    server = uvicorn.Server(_uvicorn_config(app, args.host, args.port))
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets=None) -> None:
+            await super().startup(sockets)
+            if self.servers and self.servers[0].sockets:  # the bound address, for a caller that asked for port 0
+                host, port = self.servers[0].sockets[0].getsockname()[:2]
+                host = f"[{host}]" if ":" in host else host
+                print(f"phyprobe serve: listening on http://{host}:{port}", flush=True)
+
+    server = Server(_uvicorn_config(app, args.host, args.port, log_level=args.log_level))
     app.state.on_load_error = lambda e: setattr(server, "should_exit", True)
     server.run()
     err = app.state.phyprobe["error"]

@@ -121,6 +121,9 @@ def _bundle_encoder_files(out: Path, encoder: FrozenEncoder) -> tuple[dict, list
 # any real scorer (clips of 4-64 frames, encoders reading 32-518 px, features <= 2048 wide, heads of ~1M parameters)
 # and far below what would exhaust a machine, so a tampered or corrupted directory is one line naming its file and
 # field, never a traceback, an allocation of terabytes or a pickle run.
+# Encoder input per forward on a CPU (where activations are the process's memory): two 16-frame windows at 128 px,
+# one 16-frame clip at 224 px alone. Batching many clips buys a CPU little speed and costs ~20x their input in RAM.
+CPU_BATCH_BYTES = 8 * 2**20
 MAX_CONFIG_BYTES = 16 * 2**20
 MAX_NESTING = 32  # of the encoder's options
 MAX_CLIP_FRAMES = 1024
@@ -461,12 +464,16 @@ class Scorer:
         config: dict | None = None,
         batch_size: int = 8,
         reading: Reading | None = None,
+        batch_bytes: int | None = None,
     ):
-        """``reading``: how a video is read (default: the one in ``config``; none recorded: whole)."""
+        """``reading``: how a video is read (default: the one in ``config``; none recorded: whole). ``batch_size``
+        clips at most per encoder forward, and on a CPU at most ``batch_bytes`` of encoder input (default
+        :data:`CPU_BATCH_BYTES`; a clip always goes, alone if it must) - see :attr:`forward_bytes`."""
         self.encoder, self.head, self.clip = encoder, head.eval(), clip
         self.feature_dtype = getattr(torch, feature_dtype)
         self.config = config or {}
         self.batch_size = batch_size
+        self.batch_bytes = batch_bytes
         self.reading = reading if reading is not None else Reading.from_dict(self.config.get("reading"))
 
     @classmethod
@@ -537,6 +544,16 @@ class Scorer:
         return self.encoder.read_clip(video, self.clip)[0]
 
     @property
+    def forward_bytes(self) -> int | None:
+        """The most bytes of encoder input one forward takes (None: no bound but ``batch_size``). On a CPU the
+        encoder's activations are the process's memory, about 20x its input for a convolutional net, so a long
+        video's windows go a few at a time (a 16-frame window at 128 px is 3 MB of input, 70 MB of activations);
+        on an accelerator they are not, and full batches keep it busy."""
+        if self.batch_bytes is not None:
+            return self.batch_bytes
+        return CPU_BATCH_BYTES if self.device.type == "cpu" else None
+
+    @property
     def window_length(self) -> int:
         """Frames per clip the encoder reads: a window's length."""
         return self.encoder.clip_spec(self.clip).num_frames
@@ -596,24 +613,40 @@ class Scorer:
     def _score_clips(
         self, clips: Iterable[tuple[object, str, torch.Tensor | Exception]]
     ) -> Iterator[tuple[object, float | Exception]]:
-        """(key, raw score or error) of each (key, name, preprocessed clip or its error), in order, in batches."""
+        """(key, raw score or error) of each (key, name, preprocessed clip or its error), in order, in batches of at
+        most ``batch_size`` clips and :attr:`forward_bytes` of input. Only the raw scores of a batch are kept: a
+        clip's tensor is dropped once its batch is scored."""
         batch: list[tuple[str, torch.Tensor]] = []
         pending: list[list] = []
         slots: list[int] = []
+        cap, held = self.forward_bytes, 0
 
         def flush():
+            nonlocal held
             if batch:
-                raw = self.head_scores(self.encode(torch.stack([c for _, c in batch]))).cpu().tolist()
-                for slot, (name, _), v in zip(slots, batch, raw):
+                x = torch.stack([c for _, c in batch])
+                batch_names = [name for name, _ in batch]
+                batch.clear()  # the stacked copy is all the forward needs
+                raw = self.head_scores(self.encode(x)).cpu().tolist()
+                del x
+                for slot, name, v in zip(slots, batch_names, raw):
                     pending[slot][1] = v if math.isfinite(v) else NonFiniteScoreError(name, v)
-                batch.clear()
                 slots.clear()
+            held = 0
 
         for key, name, clip in clips:
-            pending.append([key, clip if isinstance(clip, Exception) else None])
-            if not isinstance(clip, Exception):
+            ok = not isinstance(clip, Exception)
+            size = clip.element_size() * clip.nelement() if ok else 0
+            if ok and batch and cap is not None and held + size > cap:
+                flush()
+                yield from map(tuple, pending)
+                pending.clear()
+            pending.append([key, None if ok else clip])
+            if ok:
                 slots.append(len(pending) - 1)
                 batch.append((name, clip))
+                held += size
+            del clip  # the batch holds it; nothing else should
             if len(batch) >= self.batch_size:
                 flush()
                 yield from map(tuple, pending)

@@ -1,11 +1,16 @@
 """A load client for ``phyprobe serve``, shared by ``tests/test_serve.py`` and ``bench/bench_serve.py``: uploads
-mixing good and bad videos, POSTed concurrently, and a one-line summary of the answers (statuses, latency, rate)."""
+mixing good and bad videos, POSTed concurrently, and a one-line summary of the answers (statuses, latency, rate);
+``phyprobe serve`` started as a process of its own; hostile clients (trickling, long uploads) in another process."""
 
 from __future__ import annotations
 
 import contextlib
 import http.client
 import json
+import multiprocessing
+import queue
+import subprocess
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -27,6 +32,62 @@ def post(url: str, body: bytes, content_type: str = "video/mp4", timeout: float 
     finally:
         conn.close()
     return res.status, json.loads(data), time.perf_counter() - t
+
+
+def get(url: str, path: str, timeout: float = 30.0) -> tuple[int, dict]:
+    """(status, JSON answer) of one GET."""
+    u = urlsplit(url)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=timeout)
+    try:
+        conn.request("GET", path)
+        res = conn.getresponse()
+        return res.status, json.loads(res.read())
+    finally:
+        conn.close()
+
+
+@contextlib.contextmanager
+def serve_process(scorer: str | Path, *options: str, ready_timeout: float = 120.0):
+    """``phyprobe serve SCORER --port 0 --log-level warning OPTIONS...`` as a process of its own (as deployed: no
+    client shares its interpreter); yields its URL once ``/ready`` says 200; stops it (SIGTERM, then SIGKILL) after."""
+    cmd = [sys.executable, "-c", "import sys; from phyprobe.cli import main; sys.exit(main())"]
+    cmd += ["serve", str(scorer), "--port", "0", "--log-level", "warning", *options]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    lines: queue.Queue = queue.Queue()
+
+    def pump() -> None:  # its stdout, line by line (drained to the end, so it never blocks on a full pipe)
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    try:
+        deadline = time.monotonic() + ready_timeout
+        url = None
+        while url is None:  # the line it prints once its port is bound
+            try:
+                line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise RuntimeError(f"phyprobe serve did not bind a port within {ready_timeout:g} s") from None
+            if line is None:
+                raise RuntimeError(f"phyprobe serve stopped before binding its port (exit code {proc.wait()})")
+            if line.startswith("phyprobe serve: listening on "):
+                url = line.split()[-1]
+        while True:
+            with contextlib.suppress(OSError):
+                if get(url, "/ready", timeout=5)[0] == 200:
+                    break
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"phyprobe serve at {url} not ready within {ready_timeout:g} s")
+            time.sleep(0.05)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def fire(url: str, bodies: list[tuple[bytes, str]], concurrency: int) -> tuple[list[tuple[int, dict, float]], float]:
@@ -130,37 +191,10 @@ def percentiles(lat: list[float]) -> tuple[float, float]:
     return float(np.percentile(lat, 50)), float(np.percentile(lat, 99))
 
 
-def availability(
-    url: str,
-    good: list[bytes],
-    long_body: bytes,
-    n: int = 40,
-    concurrency: int = 2,
-    slow_clients: int = 4,
-    long_clients: int = 2,
-    interval: float = 0.25,
-    rounds: int = 2,
-    drain_s: float = 6.0,
-) -> dict:
-    """Good clips POSTed ``n`` per phase, ``concurrency`` in flight, in ``rounds`` of a quiet phase then a loaded one
-    (interleaved, so a busy moment of the machine touches both), the loaded one while ``slow_clients`` trickle
-    headers or bodies and ``long_clients`` upload ``long_body`` back to back. Returns the good requests' p50/p99 (s)
-    both ways, the p99 ratio (``drain_s``: the pause after each loaded phase, longer than the server's read and
-    request timeouts), their statuses, and how many failed or timed out (any answer but 200)."""
-    bodies = [(good[i % len(good)], "video/mp4") for i in range(n)]
-
-    def timed(body: tuple[bytes, str]) -> tuple[int, dict, float]:
-        t = time.perf_counter()
-        try:
-            return post(url, *body, timeout=60)
-        except OSError:  # no answer in time, or the connection dropped: a failure, timed
-            return -1, {}, time.perf_counter() - t
-
-    def run_all(bodies):
-        with ThreadPoolExecutor(concurrency) as pool:
-            return list(pool.map(timed, bodies))
-
-    load, stop = threading.Event(), threading.Event()
+def _hostile(url, head_body, long_body, slow_clients, long_clients, interval, load, stop, out) -> None:
+    """The hostile clients of :func:`availability`, in a process of their own: ``slow_clients`` trickling headers or
+    bodies and ``long_clients`` uploading ``long_body`` back to back while ``load`` is set, until ``stop`` is;
+    then puts what they saw on ``out``."""
     seen: dict[str, list] = {"slow": [], "long": []}
 
     def slow(i: int):
@@ -170,8 +204,8 @@ def availability(
             if i % 2:
                 seen["slow"].append(trickle(url, SLOW_HEAD, interval=interval, limit=30)[0])
             else:
-                head = b"POST /score HTTP/1.1\r\nHost: x\r\nContent-Type: video/mp4\r\nContent-Length: 5000\r\n\r\n"
-                seen["slow"].append(trickle(url, head, good[0][:5000], interval=interval, limit=30)[0])
+                head = b"POST /score HTTP/1.1\r\nHost: x\r\nContent-Type: video/mp4\r\nContent-Length: %d\r\n\r\n"
+                seen["slow"].append(trickle(url, head % len(head_body), head_body, interval=interval, limit=30)[0])
 
     def long(_: int):
         while not stop.is_set():
@@ -188,6 +222,48 @@ def availability(
     threads += [threading.Thread(target=long, args=(i,), daemon=True) for i in range(long_clients)]
     for th in threads:
         th.start()
+    for th in threads:
+        th.join(timeout=90)
+    out.put(seen)
+
+
+def availability(
+    url: str,
+    good: list[bytes],
+    long_body: bytes,
+    n: int = 40,
+    concurrency: int = 2,
+    slow_clients: int = 4,
+    long_clients: int = 2,
+    interval: float = 0.25,
+    rounds: int = 2,
+    drain_s: float = 6.0,
+) -> dict:
+    """Good clips POSTed ``n`` per phase, ``concurrency`` in flight, in ``rounds`` of a quiet phase then a loaded one
+    (interleaved, so a busy moment of the machine touches both), the loaded one while ``slow_clients`` trickle
+    headers or bodies and ``long_clients`` upload ``long_body`` back to back. The hostile clients run in a process of
+    their own, so their threads do not slow the measuring client (nor, with the server in a process of its own, the
+    server) through a shared interpreter. Returns the good requests' p50/p99 (s) both ways, the p99 ratio
+    (``drain_s``: the pause after each loaded phase, longer than the server's read and request timeouts), their
+    statuses, and how many failed or timed out (any answer but 200)."""
+    bodies = [(good[i % len(good)], "video/mp4") for i in range(n)]
+
+    def timed(body: tuple[bytes, str]) -> tuple[int, dict, float]:
+        t = time.perf_counter()
+        try:
+            return post(url, *body, timeout=60)
+        except OSError:  # no answer in time, or the connection dropped: a failure, timed
+            return -1, {}, time.perf_counter() - t
+
+    def run_all(bodies):
+        with ThreadPoolExecutor(concurrency) as pool:
+            return list(pool.map(timed, bodies))
+
+    ctx = multiprocessing.get_context("spawn")  # a fresh interpreter: nothing of this one's threads or imports
+    load, stop, out = ctx.Event(), ctx.Event(), ctx.Queue()
+    args = (url, good[0][:5000], long_body, slow_clients, long_clients, interval, load, stop, out)
+    hostile = ctx.Process(target=_hostile, args=args, daemon=True, name="phyprobe-hostile-clients")
+    hostile.start()
     quiet, loaded = [], []
     try:
         run_all(bodies[: 2 * concurrency])  # warm-up
@@ -201,8 +277,12 @@ def availability(
     finally:
         stop.set()
         load.clear()
-    for th in threads:
-        th.join(timeout=60)
+    try:
+        seen = out.get(timeout=120)
+    finally:
+        hostile.join(timeout=10)
+        if hostile.is_alive():
+            hostile.kill()
     q = percentiles([a[2] for a in quiet])
     lo = percentiles([a[2] for a in loaded])
     both = quiet + loaded
