@@ -106,6 +106,29 @@ def test_a_directory_scan_finds_every_container_ffmpeg_decodes(folder):
         assert decode_clip(p, ClipSpec(4)).frames.shape == (4, 48, 64, 3), p.name
 
 
+def test_a_scan_keeps_what_is_named_like_a_video_and_names_what_it_skips(folder, tmp_path, caplog):
+    """A FIFO or a broken link named like a video is kept (scoring reports it as unreadable, never a silent drop);
+    every other file is named in one warning, an animated WebP among them, which FFmpeg here cannot decode."""
+    import os
+
+    d = tmp_path / "scan"
+    d.mkdir()
+    (d / "good.mp4").write_bytes((folder / "good_a.mp4").read_bytes())
+    os.mkfifo(d / "pipe.mp4")
+    (d / "gone.mp4").symlink_to(d / "nowhere.mp4")
+    (d / "anim.webp").write_bytes(b"RIFF\x1a\x00\x00\x00WEBPVP8X\x0a\x00\x00\x00\x02" + b"\x00" * 9 + b"ANIM")
+    (d / "notes.txt").write_text("x")
+    with caplog.at_level(logging.WARNING, logger="phyprobe.scorer.batch"):
+        found = {Path(p).name for p in resolve_inputs([d])}
+    assert found == {"good.mp4", "pipe.mp4", "gone.mp4"}
+    (warning,) = [r.getMessage() for r in caplog.records]
+    assert f"{d}: 2 file(s) not scored" in warning and "anim.webp, notes.txt" in warning
+    from phyprobe.io.video import VideoDecodeError
+
+    with pytest.raises(VideoDecodeError, match="animated WebP, which this FFmpeg cannot decode"):
+        decode_clip(d / "anim.webp", ClipSpec(4))
+
+
 def _run(argv: list[str], capsys) -> tuple[int, str, str]:
     try:
         code = cli_main(argv)

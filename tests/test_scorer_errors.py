@@ -72,6 +72,10 @@ BROKEN = {
     "video as scorer": (None, "is a file, not a scorer directory"),
     "no config": (lambda d, tmp: ((d / "config.json").unlink(), d)[1], "no config.json"),
     "config not json": (lambda d, tmp: ((d / "config.json").write_text("{oops"), d)[1], "config.json: not valid JSON"),
+    "config past the JSON digit limit": (
+        lambda d, tmp: ((d / "config.json").write_text('{"format": ' + "9" * 5000 + "}"), d)[1],
+        "config.json: not valid JSON here (an integer of more than",
+    ),
     "truncated weights": (lambda d, tmp: _truncate_weights(d) or d, "model.safetensors: not a readable safetensors"),
     "weights of another head": (lambda d, tmp: _other_head(d) or d, "model.safetensors: weights do not fit"),
     "encoder renamed": (

@@ -81,6 +81,10 @@ def test_bad_paths_get_a_one_line_4xx(scorer, clips, tmp_path):
         for path in ["ok\0.mp4", "\0", "a\ud800b.mp4", "x" * 5000, "dir/\nname.mp4", "/etc/passwd", "."]:
             status, body, _ = post(url, json.dumps({"path": path}).encode(), "application/json")
             assert 400 <= status < 500 and body["error"] and "\n" not in body["error"], (path[:20], status, body)
+        # JSON no parser should take: nested past the recursion limit, an integer past the digit limit
+        for raw in [b"[" * 30_000 + b"]" * 30_000, b'{"path": ' + b"9" * 5000 + b"}", b'{"path": "\xff"}']:
+            status, body, _ = post(url, raw, "application/json")
+            assert 400 <= status < 500 and "\n" not in body["error"], (raw[:20], status, body)
         assert post(url, json.dumps({"path": "ok.mp4"}).encode(), "application/json")[0] == 200
 
 

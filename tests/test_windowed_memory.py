@@ -3,7 +3,6 @@ files without a frame count that end before what their container declares are re
 
 import json
 import logging
-import struct
 import subprocess
 import sys
 from fractions import Fraction
@@ -15,6 +14,7 @@ import pytest
 from phyprobe import Scorer
 from phyprobe.io.video import ClipSpec, decode_clip, probe, reduced_size
 from phyprobe.scorer.reading import Reading, windows
+from phyprobe.testing.bad_inputs import cut_at_fragment, with_mehd
 from phyprobe.testing.scorers import make_scorer
 
 
@@ -136,11 +136,6 @@ def _partial_warnings(caplog, path):
     return [r.getMessage() for r in caplog.records if any(k in r.getMessage() for k in ("partial", "truncated"))]
 
 
-def _cut_at_fragment(data: bytes) -> bytes:
-    """The file up to the first fragment (moof) starting past its middle: a cut between fragments."""
-    return data[: data.index(b"moof", len(data) // 2) - 4]
-
-
 @pytest.fixture(scope="module")
 def complete(tmp_path_factory):
     d = tmp_path_factory.mktemp("complete")
@@ -185,28 +180,17 @@ def test_cut_files_are_reported_once_with_both_ends(complete, tmp_path, caplog):
     assert sum("partial file" in r.getMessage() for r in caplog.records) == 1
 
 
-def _with_mehd(data: bytes, seconds: float) -> bytes:
-    """``data`` (fragment offsets relative to their moof) with an ``mvex/mehd`` declaring ``seconds``."""
-    b = bytearray(data)
-    moov, mvex, mvhd = (b.index(k) - 4 for k in (b"moov", b"mvex", b"mvhd"))
-    scale = struct.unpack(">I", b[mvhd + 20 : mvhd + 24])[0]
-    b[mvex + 8 : mvex + 8] = struct.pack(">I4sII", 16, b"mehd", 0, round(seconds * scale))
-    for box in (moov, mvex):
-        b[box : box + 4] = struct.pack(">I", struct.unpack(">I", b[box : box + 4])[0] + 16)
-    return bytes(b)
-
-
 def test_fragmented_mp4_cut_between_fragments(complete, tmp_path, caplog):
     # FFmpeg's empty_moov writes no mehd and a zero mvhd duration: a cut between fragments leaves no evidence
     plain = tmp_path / "plain.mp4"
-    plain.write_bytes(_cut_at_fragment(complete["frag"].read_bytes()))
+    plain.write_bytes(cut_at_fragment(complete["frag"].read_bytes()))
     assert _partial_warnings(caplog, plain) == []
     # with a movie-extends header (as other muxers write) the cut is seen
     src = _write(tmp_path / "d.mp4", 200, movflags="frag_keyframe+empty_moov+default_base_moof").read_bytes()
-    data = _with_mehd(src[: src.rindex(b"mfra") - 4], 8.0)
+    data = with_mehd(src[: src.rindex(b"mfra") - 4], 8.0)
     whole, cut = tmp_path / "mehd.mp4", tmp_path / "mehd_cut.mp4"
     whole.write_bytes(data)
-    cut.write_bytes(_cut_at_fragment(data))
+    cut.write_bytes(cut_at_fragment(data))
     assert _partial_warnings(caplog, whole) == []
     [msg] = _partial_warnings(caplog, cut)
     assert str(cut) in msg and "video ends at 4.0 s of the 8.0 s its header declares: a partial file?" in msg

@@ -561,9 +561,14 @@ def build_app(scorer, cfg: ServeConfig | None = None):
         body = await request.body()
         if len(body) > 64 * 1024:
             raise _Reject(413, "JSON body larger than 64 KiB")
+        from .errors import json_error_reason
+
         try:
             path = json.loads(body)["path"]
-        except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError):
+        except (ValueError, RecursionError) as e:  # malformed, not UTF-8, nested past the limit, a 5000-digit number
+            reason = "not UTF-8" if isinstance(e, UnicodeDecodeError) else json_error_reason(e)
+            raise _Reject(400, f'expected JSON {{"path": "..."}}: {reason}') from None
+        except (KeyError, TypeError):
             raise _Reject(400, 'expected JSON {"path": "..."}') from None
         if not isinstance(path, str) or not path:
             raise _Reject(400, "'path' must be a non-empty string")

@@ -135,6 +135,13 @@ def check_readable_file(path: Path) -> None:
         raise VideoDecodeError(path, "empty file (0 bytes)")
 
 
+def _animated_webp(path: Path) -> bool:
+    """Whether a WebP file carries an animation (an ``ANIM`` chunk after its extended header)."""
+    with open(path, "rb") as f:
+        head = f.read(64)
+    return head[:4] == b"RIFF" and head[8:12] == b"WEBP" and b"ANIM" in head
+
+
 def _open(path: Path):
     """av.open with the reasons a file is not a video turned into VideoDecodeError."""
     check_readable_file(path)
@@ -144,6 +151,8 @@ def _open(path: Path):
         raise VideoDecodeError(path, f"not a video file FFmpeg can read ({getattr(e, 'strerror', None) or e})") from e
     if container.format.name in _IMAGE_FORMATS or container.format.name.endswith("_pipe"):
         container.close()
+        if container.format.name == "webp_pipe" and _animated_webp(path):
+            raise VideoDecodeError(path, "is an animated WebP, which this FFmpeg cannot decode: convert it to a video")
         raise VideoDecodeError(path, f"is a still image ({container.format.name.removesuffix('_pipe')}), not a video")
     if not container.streams.video:
         kinds = sorted({s.type for s in container.streams})

@@ -54,7 +54,9 @@ def resolve_inputs(inputs: list[str | Path]) -> list[str]:
         elif p.is_file() and p.name.endswith(".jsonl"):
             out += _manifest_paths(p.parent)
         elif p.is_dir():
-            found = sorted(str(f) for f in p.rglob("*") if f.suffix.lower() in VIDEO_SUFFIXES and f.is_file())
+            # anything named like a video that is not a folder (a FIFO, a broken link) is kept: scoring reports it
+            found = sorted(str(f) for f in p.rglob("*") if f.suffix.lower() in VIDEO_SUFFIXES and not f.is_dir())
+            _report_skipped(p)
             if not found and p.suffix.lower() in VIDEO_SUFFIXES:
                 found = [str(p)]
             if not found:
@@ -70,6 +72,26 @@ def resolve_inputs(inputs: list[str | Path]) -> list[str]:
         else:
             out.append(str(p))
     return list(dict.fromkeys(out))
+
+
+def _report_skipped(folder: Path) -> None:
+    """One warning naming the files of ``folder`` not scored because their suffix is not a video's, so none is
+    dropped without a word (a folder's .json, .txt and .webp thumbnails are common)."""
+    skipped = sorted(
+        f.relative_to(folder).as_posix()
+        for f in folder.rglob("*")
+        if f.suffix.lower() not in VIDEO_SUFFIXES and not f.is_dir() and not f.name.startswith(".")
+    )
+    if skipped:
+        more = f" and {len(skipped) - 10} more" if len(skipped) > 10 else ""
+        log.warning(
+            "%s: %d file(s) not scored, not named as videos (%s): %s%s",
+            folder,
+            len(skipped),
+            ", ".join(VIDEO_SUFFIXES),
+            ", ".join(skipped[:10]),
+            more,
+        )
 
 
 def _manifest_paths(root: Path) -> list[str]:

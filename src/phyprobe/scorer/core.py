@@ -34,7 +34,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from ..encoders import FrozenEncoder, available_configs, from_config
-from ..errors import UserError
+from ..errors import UserError, json_error_reason
 from ..head import HEAD_KINDS, PhyProbeHead, resolve_hidden
 from ..io.video import ClipSpec, FrameStream, VideoDecodeError, probe
 from ..pooling import STATS
@@ -346,10 +346,10 @@ def _read_config(path: Path) -> dict:
         raise ScorerLoadError(f"{cfg_file}: {size:,} bytes, not a scorer's config (at most {MAX_CONFIG_BYTES:,})")
     try:
         cfg = json.loads(cfg_file.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ScorerLoadError(f"{cfg_file}: not valid JSON ({e})") from e
-    except RecursionError as e:  # e.g. 100000 '[': the decoder gives up
-        raise ScorerLoadError(f"{cfg_file}: not valid JSON here (nested too deeply)") from e
+    except UnicodeDecodeError as e:
+        raise ScorerLoadError(f"{cfg_file}: not valid JSON (not UTF-8: {e})") from e
+    except (ValueError, RecursionError) as e:  # malformed, nested past the limit, or a number past the digit limit
+        raise ScorerLoadError(f"{cfg_file}: {json_error_reason(e)}") from e
     if not isinstance(cfg, dict) or cfg.get("format") != FORMAT:
         got = cfg.get("format") if isinstance(cfg, dict) else type(cfg).__name__
         raise ScorerLoadError(f"{cfg_file}: unsupported scorer format {_short(got)}, expected {FORMAT!r}")
