@@ -1220,7 +1220,7 @@ def scan_runs(s: Setting) -> list[Outcome]:
     rows = json_rows(ran.out) or {}
     out = []
     for f in sorted(folder.iterdir()):
-        named = any(f.name in line for line in ran.err.splitlines())
+        named = any(f.name in line for line in [*ran.err.splitlines(), *ran.warnings])  # a warning is on stderr too
         scored = "score" in rows.get(str(f), {})
         if ran.tb:
             outcome = "traceback"
