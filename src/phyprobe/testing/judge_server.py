@@ -38,6 +38,18 @@ def expected_score(key: str) -> int:
 BAD_RETRY_AFTER = ("soon", "nan", "-5", "inf", "Mon, 99 Foo 2024 99:99:99 GMT", "")
 
 
+def completion(key: str, model: str, content: str, usage: dict) -> dict:
+    """A chat-completions reply carrying ``content``, as OpenAI-compatible servers write one."""
+    return {
+        "id": f"chatcmpl-{key}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+        "usage": usage,
+    }
+
+
 class LocalServer:
     """A ``ThreadingHTTPServer`` on an ephemeral 127.0.0.1 port, serving in a daemon thread while used as a context
     manager; ``base_url`` is its OpenAI-style ``/v1`` root. A subclass ends its own waits in :meth:`stop`."""
@@ -125,25 +137,8 @@ class ScriptedServer(LocalServer):
                 self.served[key] += 1
 
     def _completion(self, h, content: str, key: str, body: dict) -> None:
-        self._send(
-            h,
-            200,
-            {
-                "id": f"chatcmpl-{key}",
-                "object": "chat.completion",
-                "created": 0,
-                "model": body["model"],
-                "choices": [
-                    {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}
-                ],
-                "usage": {
-                    "prompt_tokens": 100 + len(json.dumps(body)) // 1000,
-                    "completion_tokens": 20,
-                    "total_tokens": 120,
-                },
-            },
-            key=key,
-        )
+        usage = {"prompt_tokens": 100 + len(json.dumps(body)) // 1000, "completion_tokens": 20, "total_tokens": 120}
+        self._send(h, 200, completion(key, body["model"], content, usage), key=key)
 
     def _trickle(self, h, data: bytes) -> None:
         """Write ``data`` one byte every ``trickle_s`` seconds: each byte comes well inside any per-read timeout."""

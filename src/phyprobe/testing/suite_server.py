@@ -33,7 +33,7 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 from ..suites.agents import agent_of, request_inputs
-from .judge_server import LocalServer
+from .judge_server import LocalServer, completion
 
 _TOKEN = re.compile(r"SCRIPT:([a-z_0-9]+)")
 CUES = {
@@ -217,18 +217,8 @@ class SuiteServer(LocalServer):
 
     def respond(self, h, key: str, body: dict) -> None:
         agent, inputs, content = self.reply_for(body)
-        data = json.dumps(
-            {
-                "id": f"chatcmpl-{key}",
-                "object": "chat.completion",
-                "created": 0,
-                "model": body["model"],
-                "choices": [
-                    {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}
-                ],
-                "usage": {"prompt_tokens": len(_user_text(body)) // 4, "completion_tokens": len(content) // 4},
-            }
-        ).encode()
+        usage = {"prompt_tokens": len(_user_text(body)) // 4, "completion_tokens": len(content) // 4}
+        data = json.dumps(completion(key, body["model"], content, usage)).encode()
         try:
             h.send_response(200)
             h.send_header("content-type", "application/json")
