@@ -12,6 +12,9 @@ from phyprobe.testing.configs import CONFIGS, TOY, compose_train
 from phyprobe.training.pipeline import train
 
 EXPERIMENTS = sorted(p.stem for p in (CONFIGS / "experiment").glob("*.yaml"))
+# experiments that change only how the worlds are built: they compose to the default recipe on another build (checked
+# below); the default's run is tested, and so are the builds (tests/test_world_build.py)
+BUILD_ONLY = ("codec_twins",)
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +81,15 @@ def backbone_overrides(tmp_path: Path, experiment: str) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("experiment", EXPERIMENTS)
+def test_codec_twins_is_the_default_recipe_on_its_own_build_with_codec_twins(tmp_path):
+    default, codec = compose_train(tmp_path, []), compose_train(tmp_path, ["experiment=codec_twins"])
+    assert codec.data.source.planar.num_codec == codec.data.source.world3d.num_codec == 1
+    assert codec.data.source.out_dir == default.data.source.out_dir + "-codec1"  # never redraws the default build
+    for group in ("backbone", "pooling", "head", "loss", "optim", "trainer", "clip", "reading"):
+        assert codec[group] == default[group], group
+
+
+@pytest.mark.parametrize("experiment", [e for e in EXPERIMENTS if e not in BUILD_ONLY])
 def test_experiment_runs_at_toy_size(experiment, tiny_world, tiny_worlds, shared_cache, tmp_path):
     both = compose_train(tmp_path, [f"experiment={experiment}"]).data.source._target_.endswith(".worlds")
     overrides = (
