@@ -50,3 +50,18 @@ def tiny_worlds(tmp_path_factory):
     out = tmp_path_factory.mktemp("worlds") / "worlds"
     worlds(out, seed=0, workers=1, **TINY_WORLDS)
     return out
+
+
+def run_cli(argv: list, capsys, seconds: int = 60) -> tuple[int, str, str]:
+    """``phyprobe`` in this process, as a user runs it: (exit code, stdout, stderr); a hang fails the test."""
+    from phyprobe.cli import main
+    from phyprobe.testing.bad_inputs import deadline
+
+    capsys.readouterr()
+    with deadline(seconds):
+        try:
+            code = main([str(a) for a in argv])
+        except SystemExit as e:
+            code = e.code
+    out, err = capsys.readouterr()
+    return code, out, err

@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import run_cli
 
-from phyprobe.cli import main as cli_main
 from phyprobe.errors import report_user_errors
 from phyprobe.io.video import ClipSpec, VideoDecodeError, decode_clip
 from phyprobe.testing.bad_inputs import EXTRACT_OPTION_CASES, csv_cases, manifest_cases, video_cases, video_manifest
@@ -173,18 +173,9 @@ def bad_manifests(corpus, tmp_path_factory):
     return manifest_cases(tmp_path_factory.mktemp("manifests"), good)
 
 
-def _run_cli(argv, capsys) -> tuple[int, str, str]:
-    try:
-        code = cli_main(argv)
-    except SystemExit as e:
-        code = e.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_every_bad_manifest_through_extract(bad_manifests, tmp_path, capsys):
     for c in bad_manifests:
-        code, _, err = _run_cli(["extract", str(c.path), "--image-size", "32", "--cache", str(tmp_path)], capsys)
+        code, _, err = run_cli(["extract", str(c.path), "--image-size", "32", "--cache", str(tmp_path)], capsys)
         lines = _error_lines(err)
         assert code == 2 and len(lines) == 1, (c.name, err)
         assert ERROR_LINE.match(lines[0]) and re.search(c.reason, lines[0]), (c.name, lines[0])
@@ -245,7 +236,7 @@ def test_every_bad_csv_through_eval(toy_manifest, tmp_path, capsys):
 
 @pytest.mark.parametrize("argv,reason", EXTRACT_OPTION_CASES)
 def test_bad_extract_options_are_one_line_errors(toy_manifest, tmp_path, capsys, argv, reason):
-    code, _, err = _run_cli(["extract", str(toy_manifest), "--cache", str(tmp_path), *argv], capsys)
+    code, _, err = run_cli(["extract", str(toy_manifest), "--cache", str(tmp_path), *argv], capsys)
     assert code == 2 and re.search(reason, err) and "Traceback" not in err, err
 
 
@@ -350,13 +341,13 @@ def _broken_scorers(scorer_dir: Path, root: Path, corpus_cases) -> dict[str, tup
 def test_broken_scorers_are_one_line_errors(scorer_dir, corpus, tmp_path, capsys, case):
     argv, names = _broken_scorers(scorer_dir, tmp_path, corpus[1])[case]
     good = str(_by_name(corpus[1])["good video"].path)
-    code, _, err = _run_cli(["score", *argv, good], capsys)
+    code, _, err = run_cli(["score", *argv, good], capsys)
     lines = _error_lines(err)
     assert code not in (0, None) and len(lines) == 1 and ERROR_LINE.match(lines[0]) and names in lines[0], err
 
 
 def test_score_batch_size_0_is_refused(scorer_dir, corpus, capsys):
-    code, _, err = _run_cli(["score", str(scorer_dir), str(corpus[1][0].path), "--batch-size", "0"], capsys)
+    code, _, err = run_cli(["score", str(scorer_dir), str(corpus[1][0].path), "--batch-size", "0"], capsys)
     assert code == 2 and "batch-size" in err and "Traceback" not in err
 
 
@@ -370,7 +361,7 @@ def test_non_finite_head_never_prints_a_non_finite_score(scorer_dir, corpus, tmp
     w = load_file(str(nan / "model.safetensors"))
     w = {k: torch.full_like(v, float("nan")) if v.is_floating_point() else v for k, v in w.items()}
     save_file(w, str(nan / "model.safetensors"))
-    code, out, _ = _run_cli(["score", str(nan), str(corpus[1][0].path), "--json"], capsys)
+    code, out, _ = run_cli(["score", str(nan), str(corpus[1][0].path), "--json"], capsys)
     for line in out.splitlines():
         d = json.loads(line, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
         assert "score" not in d or 0.0 <= d["score"] <= 1.0

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import run_cli
 
-from phyprobe.cli import main as cli_main
 from phyprobe.data.manifest import write_jsonl
 from phyprobe.io import VIDEO_SUFFIXES
 from phyprobe.io.video import ClipSpec, decode_clip, write_video
@@ -129,22 +129,13 @@ def test_a_scan_keeps_what_is_named_like_a_video_and_names_what_it_skips(folder,
         decode_clip(d / "anim.webp", ClipSpec(4))
 
 
-def _run(argv: list[str], capsys) -> tuple[int, str, str]:
-    try:
-        code = cli_main(argv)
-    except SystemExit as e:
-        code = e.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_score_a_folder_scores_every_clip_and_a_bad_one_is_its_error_row(
     folder, scorer_dir, poisoned, tmp_path, capsys
 ):
     poison = poisoned(tmp_path)
     out = tmp_path / "scores.jsonl"
     argv = ["score", str(scorer_dir), str(folder), str(poison), str(folder / "good_b.mp4"), "--out", str(out)]
-    code, _, err = _run([*argv, "--workers", "0", "--batch-size", "4", "--no-progress"], capsys)
+    code, _, err = run_cli([*argv, "--workers", "0", "--batch-size", "4", "--no-progress"], capsys)
     assert "Traceback" not in err
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     by = {Path(r["video"]).name: r for r in rows}
@@ -153,7 +144,7 @@ def test_score_a_folder_scores_every_clip_and_a_bad_one_is_its_error_row(
     assert bad["error"] == f"cannot read video (ValueError: {POISON})"
     assert all("score" in r and 0.0 <= r["score"] <= 1.0 for r in by.values()), by  # joined.ts: resampled, scored
     assert code == 1 and f"phyprobe: error: {poison}: cannot read video (ValueError" in err
-    code, _, err = _run([*argv, "--workers", "0", "--no-progress"], capsys)  # a rerun answers nothing again
+    code, _, err = run_cli([*argv, "--workers", "0", "--no-progress"], capsys)  # a rerun answers nothing again
     assert len(out.read_text().splitlines()) == len(rows)
     assert code == 1 and "0 scored, 0 failed" in err and "1 of them errors" in err
 
@@ -166,7 +157,7 @@ def test_extract_caches_every_clip_and_a_bad_one_is_its_error_line(folder, poiso
     write_jsonl(m / "videos.jsonl", [video_row(f"v{i:02d}", str(p)) for i, p in enumerate([*files, poison])])
     write_jsonl(m / "pairs.jsonl", [])
     argv = ["extract", str(m), "--image-size", "32", "--num-frames", "4", "--cache", str(tmp_path / "cache")]
-    code, out, err = _run([*argv, "--workers", "0", "--batch-size", "4"], capsys)
+    code, out, err = run_cli([*argv, "--workers", "0", "--batch-size", "4"], capsys)
     assert "Traceback" not in err
     assert f"videos: {len(files)} of {len(files) + 1}  unreadable: 1" in out, out
     lines = [line for line in err.splitlines() if line.startswith("phyprobe: error: ")]

@@ -10,7 +10,6 @@ twice; a full disk / the file size limit ends in one line with the finished rows
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import errno
 import json
@@ -24,8 +23,8 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 
-from phyprobe.cli import main
 from phyprobe.io.video import write_video
 from phyprobe.scorer.results import ResultFile, ResultsBusy, ResultsWriteError
 from phyprobe.testing.bad_inputs import out_cases
@@ -53,33 +52,6 @@ def videos(tmp_path_factory):
     for i in range(4):
         write_video(d / f"v{i}.mp4", moving_square(6, 32, 32, 2 + 3 * i, 2), fps=12)
     return d
-
-
-@contextlib.contextmanager
-def deadline(seconds: int):
-    """A command that hangs (reading a FIFO, /dev/zero) fails the test instead of stalling it."""
-
-    def expired(signum, frame):
-        raise TimeoutError(f"still running after {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-
-
-def run_cli(argv: list[str], capsys, seconds: int = 60) -> tuple[int, str, str]:
-    capsys.readouterr()
-    with deadline(seconds):
-        try:
-            code = main(argv)
-        except SystemExit as e:
-            code = e.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def snapshot(path: Path):

@@ -122,10 +122,18 @@ def quantise(frame: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(q, dtype=np.uint8), pal  # rows A, R, G, B: PyAV swaps the bytes as the machine needs
 
 
-def encode(frames: np.ndarray, rate: Fraction | float, enc: Encoding, target: str | os.PathLike | io.BytesIO):
-    """Write RGB uint8 frames (T, H, W, 3; even H and W) with ``enc`` to a path or an in-memory buffer."""
+def encode(
+    frames: np.ndarray,
+    rate: Fraction | float,
+    enc: Encoding,
+    target: str | os.PathLike | io.BytesIO,
+    container_options: dict | None = None,
+):
+    """Write RGB uint8 frames (T, H, W, 3; even H and W) with ``enc`` to a path or an in-memory buffer;
+    ``container_options`` go to the muxer (an mp4's ``movflags``, say)."""
     rate = Fraction(rate).limit_denominator(1001)
-    with av.open(target if isinstance(target, io.BytesIO) else str(target), mode="w", format=enc.fmt) as out:
+    where = target if isinstance(target, io.BytesIO) else str(target)
+    with av.open(where, mode="w", format=enc.fmt, options=container_options or {}) as out:
         stream = out.add_stream(enc.codec, rate=rate)
         stream.width, stream.height, stream.pix_fmt = frames.shape[2], frames.shape[1], enc.pix_fmt
         stream.options = dict(enc.options)
@@ -133,7 +141,7 @@ def encode(frames: np.ndarray, rate: Fraction | float, enc: Encoding, target: st
             vf = (
                 av.VideoFrame.from_ndarray(quantise(f), format="pal8")
                 if enc.palette
-                else av.VideoFrame.from_ndarray(f, format="rgb24")
+                else av.VideoFrame.from_ndarray(np.ascontiguousarray(f), format="rgb24")
             )
             for packet in stream.encode(vf):
                 out.mux(packet)

@@ -205,15 +205,16 @@ def write_container(
     """``frames`` (T, H, W, 3) in any container / codec pair FFmpeg muxes (mpegts, 3gp, flv, asf, ogg, raw h264...),
     in any pixel format the codec takes (10-bit, 4:4:4, gray...); ``movflags``: an mp4's (fragmented: frag_keyframe+
     empty_moov), ``gop``: frames between keyframes (a fragment each, when fragmented on keyframes)."""
-    with av.open(str(path), "w", format=fmt, options={"movflags": movflags} if movflags else {}) as out:
-        s = out.add_stream(codec, rate=Fraction(fps))
-        s.width, s.height, s.pix_fmt = frames.shape[2], frames.shape[1], pix_fmt
-        s.options = {"threads": "1", **({"g": str(gop)} if gop else {})} if codec.startswith("lib") else {}
-        for f in frames:
-            for p in s.encode(av.VideoFrame.from_ndarray(np.ascontiguousarray(f), format="rgb24")):
-                out.mux(p)
-        for p in s.encode():
-            out.mux(p)
+    from phyprobe.io.codecs import Encoding, encode
+
+    options = {"threads": "1", **({"g": str(gop)} if gop else {})} if codec.startswith("lib") else {}
+    encode(
+        frames,
+        fps,
+        Encoding(codec, codec, fmt, path.suffix, pix_fmt, options),
+        path,
+        {"movflags": movflags} if movflags else None,
+    )
     return path
 
 
@@ -959,7 +960,9 @@ class _Hang(BaseException):
 
 
 @contextlib.contextmanager
-def _deadline(seconds: float):
+def deadline(seconds: float):
+    """Inside, a command still running after ``seconds`` (reading a FIFO, /dev/zero) raises instead of stalling
+    (on the main thread; elsewhere it is not bounded)."""
     import signal
     import threading
 
@@ -996,7 +999,7 @@ def run(fn, seconds: float = 120.0) -> Ran:
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
-                with _deadline(seconds):
+                with deadline(seconds):
                     code = fn()
             except SystemExit as e:
                 code = e.code
