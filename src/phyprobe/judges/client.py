@@ -41,7 +41,7 @@ import time
 from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import cv2
@@ -651,3 +651,24 @@ class JudgeClient:
         self._client.close()
         if self.cache is not None:
             self.cache.close()
+
+
+CACHE_FILE = "responses.jsonl"  # the response cache's file under a config's ``cache_dir``
+
+
+def client_from_config(cfg: dict, where: str = "config", video: VideoInput = VideoInput()) -> JudgeClient:
+    """The client of a config's ``client:`` block, with its response cache under ``cache_dir`` (none without one);
+    an unknown or bad client setting is one line naming ``where``."""
+    from ..errors import InvalidOption
+
+    client_cfg = dict(cfg.get("client") or {})
+    known = {f.name for f in fields(ClientConfig)} - {"cache_dir"}
+    unknown = sorted(set(client_cfg) - known)
+    if unknown:
+        raise InvalidOption(f"{where}: unknown client setting(s) {unknown}; known: {sorted(known)}")
+    try:
+        config = ClientConfig(**client_cfg)
+    except (TypeError, ValueError) as e:
+        raise InvalidOption(f"{where}: client: {e}") from None
+    cache_dir = cfg.get("cache_dir")
+    return JudgeClient(config, video, ResponseCache(Path(cache_dir) / CACHE_FILE) if cache_dir else None)

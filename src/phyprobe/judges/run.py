@@ -27,11 +27,9 @@ from ..data.manifest import Manifest, write_jsonl
 from ..errors import UserError
 from ..runinfo import atomic_write_json
 from .base import JudgeResult, judge_manifest
-from .client import ClientConfig, JudgeClient, ResponseCache, VideoInput
+from .client import VideoInput, client_from_config
 
 log = logging.getLogger(__name__)
-
-CACHE_FILE = "responses.jsonl"
 
 
 def _judge_dir(root: str | os.PathLike | None) -> Path:
@@ -70,9 +68,7 @@ def run_judge(cfg: Mapping | DictConfig, manifest: Manifest, out_dir: str | os.P
     if hasattr(judge, "judge_manifest"):  # model-free judges (vision tools) run in-process
         result = judge.judge_manifest(manifest)
     else:
-        cache_dir = cfg.get("cache_dir")
-        cache = ResponseCache(Path(cache_dir) / CACHE_FILE) if cache_dir else None
-        client = JudgeClient(ClientConfig(**(cfg.get("client") or {})), VideoInput(**(cfg.get("video") or {})), cache)
+        client = client_from_config(cfg, video=VideoInput(**(cfg.get("video") or {})))
         try:
             result = judge_manifest(judge, manifest, client, progress_every=cfg.get("progress_every", 0))
         finally:

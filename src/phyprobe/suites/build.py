@@ -36,8 +36,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+from ..data.manifest import write_jsonl
 from ..errors import InvalidOption, UserError
-from ..judges.client import ClientConfig, JudgeClient, JudgeServerError, Reply, Request, ResponseCache, Sampling
+from ..judges.client import JudgeClient, JudgeServerError, Reply, Request, Sampling, client_from_config
 from ..judges.parsing import ReplyError
 from .agents import (
     SETTINGS,
@@ -57,7 +58,6 @@ log = logging.getLogger(__name__)
 TOOL = "phyprobe suite build"
 STAGES = ("full", "synthesis_only", "understanding_off")
 REASONS = ("request_failed", "malformed_reply", "critic_rejected", "leakage_check")
-CACHE_FILE = "responses.jsonl"
 PREFIX_BYTES = 64 * 1024
 
 
@@ -402,29 +402,6 @@ def check_writable(path: str | os.PathLike, tool: str, whole_json: bool = False)
         raise UserError(f"{path}: exists and was not written by `{tool}`; it is left as it is, pass another path")
 
 
-def write_jsonl_rows(path: Path, rows: list[dict]) -> None:
-    from ..data.manifest import write_jsonl
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_jsonl(path, rows)
-
-
-def load_client(cfg: dict, where: str) -> JudgeClient:
-    """The judge client of a build config's ``client:`` block, with its response cache under ``cache_dir``."""
-    client_cfg = dict(cfg.get("client") or {})
-    known = {f.name for f in fields(ClientConfig)} - {"cache_dir"}
-    unknown = sorted(set(client_cfg) - known)
-    if unknown:
-        raise InvalidOption(f"{where}: unknown client setting(s) {unknown}; known: {sorted(known)}")
-    try:
-        config = ClientConfig(**client_cfg)
-    except (TypeError, ValueError) as e:
-        raise InvalidOption(f"{where}: client: {e}") from None
-    cache_dir = cfg.get("cache_dir")
-    cache = ResponseCache(Path(cache_dir) / CACHE_FILE) if cache_dir else None
-    return JudgeClient(config, cache=cache)
-
-
 def run_build(cfg: dict, paradigms: list[Paradigm], out: str | os.PathLike, where: str = "config") -> BuildResult:
     """Build and write ``out`` (the suite), its failures and its summary; outputs are checked before any request."""
     paths = output_paths(out)
@@ -434,13 +411,13 @@ def run_build(cfg: dict, paradigms: list[Paradigm], out: str | os.PathLike, wher
     if unknown:
         raise InvalidOption(f"{where}: unknown key(s) {unknown}; a build config has client, build and cache_dir")
     settings = BuildSettings.from_mapping(dict(cfg.get("build") or {}), where)
-    client = load_client(cfg, where)
+    client = client_from_config(cfg, where)
     # closed only after a build that ended: an interrupted one may leave a worker in a request, whose reply is
     # still cached if it comes before the process ends (the cache is safe to kill at any instant)
     result = build_suite(paradigms, client, settings)
     client.close()
     write_suite(result.records, paths["suite"])
-    write_jsonl_rows(paths["failures"], result.failures)
+    write_jsonl(paths["failures"], result.failures)  # beside the suite, whose folder write_suite made
     from ..runinfo import atomic_write_json
 
     result.summary["outputs"] = {k: str(v) for k, v in paths.items()}
