@@ -46,6 +46,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from .errors import json_error_reason
+
 log = logging.getLogger(__name__)
 
 
@@ -394,8 +396,9 @@ def encoder_threads(cfg: ServeConfig) -> int:
     less the short-video decode workers, at least one."""
     if cfg.encoder_threads is not None:
         return max(1, cfg.encoder_threads)
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, cores - cfg.decode_workers)
+    from .encoders.base import default_encoder_threads
+
+    return default_encoder_threads(cfg.decode_workers)
 
 
 class _Batcher:
@@ -561,8 +564,6 @@ def build_app(scorer, cfg: ServeConfig | None = None):
         body = await request.body()
         if len(body) > 64 * 1024:
             raise _Reject(413, "JSON body larger than 64 KiB")
-        from .errors import json_error_reason
-
         try:
             path = json.loads(body)["path"]
         except (ValueError, RecursionError) as e:  # malformed, not UTF-8, nested past the limit, a 5000-digit number

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from typing import Callable
 
 import torch
@@ -17,6 +18,17 @@ from torch import nn
 from ..errors import UserError
 from ..io.video import Clip, ClipSpec, decode_clip
 from .preprocess import Preprocess
+
+
+def default_encoder_threads(num_workers: int, processes: int = 1) -> int:
+    """CPU threads for the encoder: the cores each process has left once its decode workers have one
+    (never more than torch is already allowed, e.g. by OMP_NUM_THREADS).
+
+    OpenMP threads that share cores with busy decode workers (or each other) wait at every
+    barrier; on a small CPU oversubscription costs far more than the idle core it would fill.
+    """
+    return max(1, min(torch.get_num_threads(), len(os.sched_getaffinity(0)) // processes - num_workers))
+
 
 _REGISTRY: dict[str, Callable[..., "FrozenEncoder"]] = {}
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from torch.utils.data import DataLoader, Dataset
 
 from ..data.manifest import Manifest
 from ..encoders import FrozenEncoder
+from ..encoders.base import default_encoder_threads
 from ..errors import UserError, debug_enabled, user_error_line
 from ..io.video import ClipSpec, VideoDecodeError
 from .cache import FeatureCache, content_hash, file_stat
@@ -78,16 +78,6 @@ def collate_clips(batch: list[dict]) -> dict:
 
 def _worker_init(_):
     torch.set_num_threads(1)  # decode workers must not fight the encoder for cores
-
-
-def default_encoder_threads(num_workers: int, processes: int = 1) -> int:
-    """CPU threads for the encoder: the cores each process has left once its decode workers have one
-    (never more than torch is already allowed, e.g. by OMP_NUM_THREADS).
-
-    OpenMP threads that share cores with busy decode workers (or each other) wait at every
-    barrier; on a small CPU oversubscription costs far more than the idle core it would fill.
-    """
-    return max(1, min(torch.get_num_threads(), len(os.sched_getaffinity(0)) // processes - num_workers))
 
 
 class ExtractionModule(L.LightningModule):
