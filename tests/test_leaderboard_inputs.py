@@ -200,3 +200,37 @@ def test_bad_inputs_end_in_one_line_naming_the_file(tmp_path, clip, capsys):
     assert "not a leaderboard.json" in _error(
         capsys, ["leaderboard", str(root), *out, "--scores", f"x={good}", "--baseline", str(good)]
     )
+
+
+def test_generators_in_different_encodings_are_named_in_a_warning(tmp_path, clip, capsys):
+    """One generator's videos as H.264, the other's as Motion JPEG (real encodes), and one file that is no video:
+    the board lists each entry's encodings and bits per pixel, warns on stderr and in leaderboard.md naming both
+    encodings, and counts the bad file as unreadable, not as a third encoding. The same videos in one encoding give
+    no warning."""
+    from phyprobe.io.codecs import Encoding, encode
+
+    frames = moving_square(8, 32, 32, 2.0, 1.5)
+    root = _folder(tmp_path / "g", clip, {"a": ["p1", "p2"]})
+    (root / "b").mkdir()
+    mjpeg = Encoding("mjpeg", "mjpeg", "avi", "avi", "yuvj420p")
+    for p in ("p1", "p2"):
+        encode(frames, 8, mjpeg, root / "b" / f"{p}.avi")
+    (root / "a" / "p3.mp4").write_bytes(b"not a video")
+    scores = _scores(tmp_path / "s.csv", {"a/p1": 0.1, "a/p2": 0.2, "b/p1": 0.3, "b/p2": 0.4})
+    out = tmp_path / "out"
+    argv = ["leaderboard", str(root), "--out", str(out), "--scores", f"x={scores}", "--n-boot", "200", "--no-plots"]
+    assert cli(argv) == 0
+    err = capsys.readouterr().err
+    warning = next(line for line in err.splitlines() if line.startswith("warning: "))
+    assert "2 encodings" in warning and "a: h264 yuv420p (2)" in warning and "b: mjpeg yuvj420p (2)" in warning
+    enc = json.loads((out / "leaderboard.json").read_text())["encodings"]
+    assert enc["mixed"] and enc["entries"]["a"]["encodings"] == {"h264 yuv420p": 2, "unreadable": 1}
+    assert enc["entries"]["b"]["bits_per_pixel"] > enc["entries"]["a"]["bits_per_pixel"] > 0  # intra-only costs more
+    md = (out / "leaderboard.md").read_text()
+    assert "**Warning:** the videos come in 2 encodings" in md and "| b | mjpeg yuvj420p (2) |" in md
+
+    shutil.rmtree(root / "b")
+    _folder(root, clip, {"b": ["p1", "p2"]})
+    assert cli([*argv[:3], str(tmp_path / "out2"), *argv[4:]]) == 0
+    assert "warning" not in capsys.readouterr().err
+    assert not json.loads((tmp_path / "out2" / "leaderboard.json").read_text())["encodings"]["mixed"]

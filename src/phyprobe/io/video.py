@@ -498,13 +498,24 @@ def _to_rgb(frame, size: tuple[int, int], turned: bool) -> np.ndarray:
 
 
 def probe(path: str | os.PathLike) -> dict:
-    """Basic facts about a video file (size, frame count, fps), for reports and checks."""
+    """Basic facts about a video file (size, frame count, fps, codec, pixel format, and the bits its video stream
+    spends per pixel per frame, from the file's size: a quality proxy), for reports and checks."""
     path = Path(path)
     times, rate, _ = _frame_times(path)
     with _open(path) as c:
         s = c.streams.video[0]
         w, h = s.codec_context.width, s.codec_context.height
-    return {"width": w, "height": h, "num_frames": len(times), "fps": rate, "duration": float(times[-1] + 1 / rate)}
+        codec, pix_fmt = s.codec_context.name, s.codec_context.format.name if s.codec_context.format else None
+    return {
+        "width": w,
+        "height": h,
+        "num_frames": len(times),
+        "fps": rate,
+        "duration": float(times[-1] + 1 / rate),
+        "codec": codec,
+        "pix_fmt": pix_fmt,
+        "bits_per_pixel": 8 * path.stat().st_size / max(1, w * h * len(times)),
+    }
 
 
 def write_video(

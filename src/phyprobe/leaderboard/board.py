@@ -165,6 +165,32 @@ def checkpoint_curves(gens: pd.DataFrame) -> dict:
     return out
 
 
+def encoding_check(gens: pd.DataFrame) -> dict:
+    """Per entry, how its videos are encoded (``{encoding: videos}``) and their median bits per pixel per frame;
+    ``mixed`` when the readable videos come in more than one encoding, with a one-line ``warning`` naming them.
+    Readable videos only: an unreadable one is its evaluators' error, not an encoding."""
+    entries = {}
+    for e, g in gens.groupby("entry", sort=False):
+        bpp = g["bits_per_pixel"].dropna()
+        entries[e] = {
+            "encodings": {k: int(n) for k, n in g["encoding"].value_counts().items()},
+            "bits_per_pixel": float(bpp.median()) if len(bpp) else None,
+        }
+    seen = sorted(set(gens["encoding"]) - {"unreadable"})
+    warning = None
+    if len(seen) > 1:
+        per = "; ".join(
+            f"{e}: " + ", ".join(f"{k} ({n})" for k, n in v["encodings"].items() if k != "unreadable")
+            for e, v in entries.items()
+        )
+        warning = (
+            f"the videos come in {len(seen)} encodings ({per}): scores move with the encoding alone, by more than "
+            "a plausible clip and its severe twin differ (docs/studies/codec-invariance.md); compare generators "
+            "whose outputs come in one codec and quality"
+        )
+    return {"entries": entries, "mixed": len(seen) > 1, "warning": warning}
+
+
 def build_leaderboard(
     gens: pd.DataFrame,
     columns: list[Column],
@@ -196,6 +222,7 @@ def build_leaderboard(
         "seed": seed,
         "alpha": alpha,
         "checkpoints": checkpoint_curves(gens),
+        "encodings": encoding_check(gens) if "encoding" in gens else None,
         "evaluators": evaluators,
     }
 

@@ -131,12 +131,12 @@ def _run(args) -> int:
     from ..runinfo import code_version
     from .board import build_leaderboard, compare_to_baseline
     from .evaluators import csv_column, judge_columns, parse_named, scorer_column
-    from .generations import read_generations
+    from .generations import read_generations, with_encodings
     from .report import write_outputs
 
     if not 0 < args.alpha < 1:
         raise UserError(f"--alpha must be in (0, 1), got {args.alpha}")
-    gens = read_generations(args.generations, args.prompts)
+    gens = with_encodings(read_generations(args.generations, args.prompts))
     if (args.out / "videos.jsonl").exists() and not (args.out / MARKER).exists():
         raise UserError(f"{args.out}: holds a videos.jsonl that no leaderboard wrote; pass another --out")
     args.out.mkdir(parents=True, exist_ok=True)
@@ -168,6 +168,8 @@ def _run(args) -> int:
         raise UserError(f"--higher-is-better {sorted(unknown)}: no such evaluator column (known: {names})")
     board = build_leaderboard(gens, columns, args.group, args.quality, args.n_boot, args.seed, args.alpha)
     board["run"] = {"code": code_version(), "argv": sys.argv, "created": datetime.now(timezone.utc).isoformat()}
+    if board["encodings"]["warning"]:
+        print(f"warning: {board['encodings']['warning']}", file=sys.stderr)
     for n, ev in board["evaluators"].items():
         short = {e: c["missing"] for e, c in ev["coverage"].items() if c["missing"]}
         if short and ev["kind"] != "dimension":

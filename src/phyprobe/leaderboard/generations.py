@@ -30,7 +30,7 @@ from ..errors import UserError
 from ..io import VIDEO_SUFFIXES
 
 REQUIRED = ("generator", "prompt_id", "video")
-RESERVED = ("generator", "checkpoint", "step", "prompt_id", "video", "id", "entry")
+RESERVED = ("generator", "checkpoint", "step", "prompt_id", "video", "id", "entry", "encoding", "bits_per_pixel")
 PROMPT_KEYS = ("prompt_id", "id")
 
 
@@ -193,6 +193,26 @@ def read_generations(source: str | os.PathLike, prompts: str | os.PathLike | Non
     df["id"] = [f"{e.replace('@', '/')}/{p}" for e, p in zip(df["entry"], df["prompt_id"])]
     first = ["id", "entry", "generator", "checkpoint", "step", "prompt_id", "video"]
     return df[first + [c for c in df.columns if c not in first]].reset_index(drop=True)
+
+
+def with_encodings(gens: pd.DataFrame) -> pd.DataFrame:
+    """``gens`` with each video's ``encoding`` (codec and pixel format, e.g. ``h264 yuv420p``; ``unreadable`` when
+    the file cannot be probed, which its evaluators report) and ``bits_per_pixel`` (per frame: a quality proxy).
+    A scorer's raw score moves with the encoding alone (docs/studies/codec-invariance.md), so a comparison of
+    generators that come in different encodings is partly a comparison of encodings."""
+    from ..io.video import probe
+
+    enc, bpp = [], []
+    for v in gens["video"]:
+        try:
+            info = probe(v)
+        except Exception:  # noqa: BLE001 - any unreadable file: its evaluators give the reason per video
+            enc.append("unreadable")
+            bpp.append(float("nan"))
+            continue
+        enc.append(" ".join(x for x in (info["codec"], info["pix_fmt"]) if x))
+        bpp.append(info["bits_per_pixel"])
+    return gens.assign(encoding=enc, bits_per_pixel=bpp)
 
 
 def group_fields(df: pd.DataFrame) -> list[str]:

@@ -235,9 +235,11 @@ def markdown(
         f"seed {board['seed']}); pairwise tests Holm-corrected; ranks as rank (95 % rank interval); win rates per "
         "prompt, ties half.",
         "",
-        "## All evaluators",
-        "",
     ]
+    enc = board.get("encodings")
+    if enc and enc["warning"]:
+        lines += [f"**Warning:** {enc['warning']}.", ""]
+    lines += ["## All evaluators", ""]
     entries = evs[heads[0]]["stats"]["systems"] if heads else []
     order = [s["system"] for s in entries]
     rows = []
@@ -261,6 +263,21 @@ def markdown(
                 cells = [next(x for x in evs[d]["stats"]["systems"] if x["system"] == e) for d in dims]
                 rows.append([e, *(f"{_f(c['mean'])} ({c['rank']})" for c in cells)])
             lines += _table(["entry", *(d[len(n) + 1 :] for d in dims)], rows)
+    if enc:
+        lines += [
+            "## Encodings",
+            "",
+            "Codec and pixel format of each entry's videos, and the bits per pixel per frame they spend (a quality "
+            "proxy). Scores move with the encoding alone (docs/studies/codec-invariance.md).",
+            "",
+        ]
+        lines += _table(
+            ["entry", "encodings (videos)", "median bits / pixel / frame"],
+            [
+                [e, ", ".join(f"{k} ({n})" for k, n in v["encodings"].items()), _f(v["bits_per_pixel"], 4)]
+                for e, v in enc["entries"].items()
+            ],
+        )
     if gate is not None:
         lines += [f"## Against the baseline ({baseline})", ""]
         lines += _table(
