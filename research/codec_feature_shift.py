@@ -1,16 +1,17 @@
 """Where a codec moves the default encoder's features: each feature group's shift from the lossless version, in
 units of the group's spread across clips.
 
-The plausible clips of the first ``--scenes`` scenes of a world build are re-encoded in the codec benchmark's
+The plausible clips of the first ``--scenes`` scenes of a world build that have a severe twin are re-encoded in the codec benchmark's
 encodings (``phyprobe.io.codecs.benchmark_encodings``); every version goes through the scorer's frozen encoder, and
 for each encoding this prints the mean |feature - FFV1 feature| / (sd of the FFV1 features across clips and steps)
 of each group of the flow dynamics encoder (over- and under-predicted flow statistics, the stopped and unexplained
 levels), and the levels' means. ``--flow-stats`` instead compares the dynamics model's inputs, the flow statistics
-themselves (no fitted model), at several flow methods and sizes: the mean shift over all their features.
+themselves (no fitted model), at several flow methods, sizes and low-passes: the mean shift over all their features,
+beside the shift of each clip's severe twin (severity >= 0.8, lossless), the violation's own.
 Figures: docs/studies/codec-invariance.md.
 
     python research/codec_feature_shift.py outputs/demo/scorer --manifest data/leaderboard-world-s1-n200
-    python research/codec_feature_shift.py --flow-stats dis:160 dis:80 farneback:160 farneback:80
+    python research/codec_feature_shift.py --flow-stats dis:160 dis:80 farneback:160 farneback:80 farneback:160:2
 """
 
 from __future__ import annotations
@@ -28,21 +29,36 @@ from phyprobe.io.codecs import benchmark_encodings, decode_all, encode
 from phyprobe.io.video import ClipSpec
 from phyprobe.scorer import Scorer
 
+SEVERE = "severe twin (FFV1)"  # not an encoding: each plausible clip's most severe violated twin, losslessly
 GROUPS = {"over": slice(0, 224), "under": slice(224, 448), "stopped": slice(448, 449), "unexplained": slice(449, 450)}
 
 
 def encoded_versions(manifest: Path, scenes: int, tmp: Path) -> dict[str, list[Path]]:
-    """{encoding: [file of each plausible clip]} for the first ``scenes`` plausible world clips of ``manifest``."""
+    """{encoding: [file of each plausible clip]} for the first ``scenes`` plausible world clips of ``manifest``
+    that have a violated twin of severity >= 0.8, and under ``SEVERE`` each one's most severe twin, in FFV1."""
     m = Manifest.load(manifest)
     rows = m.videos.to_dict(orient="records")
-    plausible = [r for r in rows if r["metadata"].get("variant") == "plausible" and r["source"] == "world"][:scenes]
+    severe: dict[str, dict] = {}
+    for r in rows:
+        md = r["metadata"]
+        if md.get("variant") == "violated" and md.get("severity", 0) >= 0.8:
+            if md["scene"] not in severe or md["severity"] > severe[md["scene"]]["metadata"]["severity"]:
+                severe[md["scene"]] = r
+    plausible = [
+        r
+        for r in rows
+        if r["metadata"].get("variant") == "plausible" and r["source"] == "world" and r["metadata"]["scene"] in severe
+    ][:scenes]
     encs, _ = benchmark_encodings()
+    ffv1 = next(e for e in encs if e.name == "ffv1")
     out: dict[str, list[Path]] = {}
     for i, r in enumerate(plausible):
         frames = decode_all(m.video_path(r["path"]))
         fps = r["metadata"].get("fps", 30)
         for e in encs:
             out.setdefault(e.name, []).append(encode(frames, fps, e, tmp / f"{i}_{e.name}.{e.ext}"))
+        twin = decode_all(m.video_path(severe[r["metadata"]["scene"]]["path"]))
+        out.setdefault(SEVERE, []).append(encode(twin, fps, ffv1, tmp / f"{i}_severe.{ffv1.ext}"))
     return out
 
 
@@ -65,9 +81,14 @@ def scorer_features(scorer: Scorer, versions: dict[str, list[Path]]) -> dict[str
     return out
 
 
-def flow_stats_features(method: str, size: int, versions: dict[str, list[Path]]) -> dict[str, np.ndarray]:
-    """The default's flow statistics (4 x 4 grid, squashed, with the unexplained level) at one flow method and size."""
-    enc = from_config("flow_stats", image_size=size, flow_method=method, grid=4, resize="squash", unexplained=True)
+def flow_stats_features(
+    method: str, size: int, versions: dict[str, list[Path]], denoise: float = 0.0
+) -> dict[str, np.ndarray]:
+    """The default's flow statistics (4 x 4 grid, squashed, with the unexplained level) at one flow method, size
+    and low-pass (``denoise``)."""
+    enc = from_config(
+        "flow_stats", image_size=size, flow_method=method, grid=4, resize="squash", unexplained=True, denoise=denoise
+    )
     spec = ClipSpec(num_frames=32, mode="uniform")
     out = {}
     for name, paths in versions.items():
@@ -83,7 +104,12 @@ def main() -> None:
     ap.add_argument("scorer", nargs="?", help="a scorer on the flow dynamics encoder")
     ap.add_argument("--manifest", type=Path, default=Path("data/leaderboard-world-s1-n200"))
     ap.add_argument("--scenes", type=int, default=12)
-    ap.add_argument("--flow-stats", nargs="+", metavar="METHOD:SIZE", help="e.g. dis:160 farneback:160")
+    ap.add_argument(
+        "--flow-stats",
+        nargs="+",
+        metavar="METHOD:SIZE[:DENOISE]",
+        help="e.g. dis:160 farneback:160 dis:160:1.5 (a Gaussian low-pass of sd 1.5 px first)",
+    )
     args = ap.parse_args()
     if not args.scorer and not args.flow_stats:
         ap.error("give a scorer or --flow-stats")
@@ -91,13 +117,21 @@ def main() -> None:
         versions = encoded_versions(args.manifest, args.scenes, Path(tmp))
         n = len(versions["ffv1"])
         if args.flow_stats:
-            print(f"{n} plausible clips of {args.manifest}; mean over the flow statistics of |shift from FFV1| / sd")
-            names = [e for e in versions if e != "ffv1"]
-            print("| flow | " + " | ".join(names) + " |\n" + "|---" * (len(names) + 1) + "|")
+            print(
+                f"{n} plausible clips of {args.manifest}; mean over the flow statistics of |shift from FFV1| / sd; "
+                "the last column: the severe twin's, the violation's own shift; the ratio: the median codec's to it"
+            )
+            names = [e for e in versions if e not in ("ffv1", SEVERE)]
+            print("| flow | " + " | ".join(names) + " | severe twin | ratio |\n" + "|---" * (len(names) + 3) + "|")
             for spec in args.flow_stats:
-                method, size = spec.split(":")
-                z = shifts(flow_stats_features(method, int(size), versions))
-                print(f"| {method}, {size} px | " + " | ".join(f"{z[e].mean():.3f}" for e in names) + " |")
+                method, size, *sigma = spec.split(":")
+                z = {
+                    e: v.mean()
+                    for e, v in shifts(flow_stats_features(method, int(size), versions, *map(float, sigma))).items()
+                }
+                label = f"{method}, {size} px" + (f", low-pass {sigma[0]} px" if sigma else "")
+                ratio = np.median([z[e] for e in names]) / z[SEVERE]
+                print(f"| {label} | " + " | ".join(f"{z[e]:.3f}" for e in names + [SEVERE]) + f" | {ratio:.2f} |")
             return
         feats = scorer_features(Scorer.from_pretrained(args.scorer), versions)
     if feats["ffv1"].shape[-1] != 450:

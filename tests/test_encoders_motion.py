@@ -495,3 +495,31 @@ def test_vector_norm_is_numpy_s_norm_to_the_bit():
     for dtype in (np.float32, np.float64):
         v = (rng.standard_normal((7, 33, 41, 2)) * rng.choice([1e-3, 1.0, 1e3], (7, 1, 1, 1))).astype(dtype)
         assert np.array_equal(vector_norm(v), np.linalg.norm(v, axis=-1)) and vector_norm(v).dtype == dtype
+
+
+def test_flow_stats_low_pass_keeps_pixel_noise_out_of_the_levels_and_still_sees_a_body(tmp_path, videos):
+    """A still textured scene with pixel noise of sd 8 levels in every frame (written losslessly): noise crosses
+    the still tolerance at random, so a quarter of the pixels look as if they had moved and then stopped.
+    Low-passed first (``denoise``, a Gaussian of sd 2 px, which divides such noise by about 7), almost none do,
+    while the sliding square keeps its speed. The option changes the cache key only when on."""
+    from phyprobe.io.codecs import Encoding
+    from phyprobe.io.codecs import encode as encode_frames
+
+    rng = np.random.default_rng(0)
+    scene = np.kron(rng.integers(0, 255, (8, 8, 3), dtype=np.uint8), np.ones((8, 8, 1), np.uint8))  # 64 x 64
+    frames = np.clip(scene[None] + rng.normal(0, 8, (T, 64, 64, 3)), 0, 255).astype(np.uint8)
+    noisy = encode_frames(frames, 12, Encoding("ffv1", "ffv1", "matroska", "mkv", "bgr0"), tmp_path / "still.mkv")
+    stopped = CELL_STATS.index("stopped")
+    plain = from_config("flow_stats", image_size=SIZE, grid=2)
+    smooth = from_config("flow_stats", image_size=SIZE, grid=2, denoise=2.0)
+    level = {
+        e.options.get("denoise", 0): float(encode(e, noisy).view(T, 4, -1)[1:, :, stopped].mean())
+        for e in (plain, smooth)
+    }
+    assert level[0] > 0.1 and level[2.0] < 0.1 * level[0], level
+    body = encode(smooth, videos["moving"]).view(T, 4, -1)[1:, :, CELL_STATS.index("mag_max")].amax(-1)
+    assert (body > 3.0).all()
+    assert "denoise" not in plain.options and smooth.options["denoise"] == 2.0
+    assert plain.fingerprint() == from_config("flow_stats", image_size=SIZE, grid=2, denoise=0).fingerprint()
+    with pytest.raises(ValueError, match="denoise"):
+        from_config("flow_stats", denoise=-1)

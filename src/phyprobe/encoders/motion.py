@@ -339,9 +339,11 @@ class FlowStatsEncoder(FrozenEncoder):
         unexplained: bool = False,
         halted: bool = False,
         paused: bool = False,
+        denoise: float = 0.0,
     ):
         super().__init__()
         self.preprocess, self.grid, self.picture_pixels = preprocess, grid, picture_pixels
+        self.denoise = denoise
         self.flow_method, self.edge_fraction, self.ego_motion = flow_method, edge_fraction, ego_motion
         asked = {"unexplained": unexplained, "halted": halted, "paused": paused}
         self.stats = CELL_STATS + tuple(name for name in OPTIONAL_STATS if asked[name])
@@ -414,6 +416,8 @@ class FlowStatsEncoder(FrozenEncoder):
         return pad_first(torch.stack(out)).to(clips.device)
 
     def _cells(self, frames: np.ndarray) -> torch.Tensor:
+        if self.denoise:
+            frames = np.stack([cv2.GaussianBlur(f, (0, 0), self.denoise) for f in frames])
         mean_maps, max_maps = self._maps(frames)
         m = F.adaptive_avg_pool2d(mean_maps, self.grid)
         x = F.adaptive_max_pool2d(max_maps, self.grid)
@@ -436,6 +440,7 @@ def flow_stats(
     unexplained: bool = False,
     halted: bool = False,
     paused: bool = False,
+    denoise: float = 0.0,
 ) -> FrozenEncoder:
     """Optical-flow and trajectory statistics on a ``grid`` x ``grid`` grid; no learned weights.
     ``resize="letterbox"`` fits frames into ``image_size`` like the embedded CNN's, aspect kept: a 16:9 frame
@@ -456,9 +461,14 @@ def flow_stats(
     trail ``stopped`` counts behind a body on a flat-shaded picture), and ``paused=True`` the length of a pause
     of the whole picture between fast steps, at the step that ends it (:func:`paused_steps`, the same in every
     cell). Both are options, measured and not in the default (docs/results.md, "Where a body stopped, and where
-    the picture paused")."""
+    the picture paused").
+    ``denoise`` > 0 low-passes every frame with a Gaussian of that sd (px of the frame the flow is measured on)
+    before any statistic, so that a codec's block and ringing noise is not read as motion
+    (docs/studies/codec-invariance.md)."""
     if grid < 1:
         raise ValueError(f"flow_stats: grid must be >= 1, got {grid}")
+    if not 0 <= denoise <= 8:
+        raise ValueError(f"flow_stats: denoise must be a Gaussian sd in [0, 8] px, got {denoise}")
     if flow_method not in FLOW_METHODS:
         raise ValueError(f"flow_stats: flow_method must be one of {FLOW_METHODS}, got {flow_method!r}")
     if ego_motion not in EGO_MOTION:
@@ -484,6 +494,7 @@ def flow_stats(
         unexplained=unexplained,
         halted=halted,
         paused=paused,
+        denoise=denoise,
     )
     enc.weights_id = "none"
     enc.options = {
@@ -506,6 +517,8 @@ def flow_stats(
             "speed_quantile": SPEED_QUANTILE,
             "speed_where": "changed",
         }
+    if denoise:
+        enc.options["denoise"] = denoise
     if ego_motion != "none":  # absent when off, so the caches of existing runs keep their keys
         enc.options["ego_motion"] = ego_motion
     if resize != "letterbox":
