@@ -89,6 +89,19 @@ def test_codec_twins_is_the_default_recipe_on_its_own_build_with_codec_twins(tmp
         assert codec[group] == default[group], group
 
 
+def test_codec_robust_is_codec_twins_on_a_low_passed_farneback_flow(tmp_path):
+    twins, robust = (
+        compose_train(tmp_path, ["experiment=codec_twins"]),
+        compose_train(tmp_path, ["experiment=codec_robust"]),
+    )
+    assert robust.data == twins.data  # the same build, codec twins included
+    base = dict(robust.backbone.fit.base)
+    assert base.pop("flow_method") == "farneback" and base.pop("denoise") == 2.0
+    assert base == {k: v for k, v in twins.backbone.fit.base.items() if k != "flow_method"}
+    for group in ("pooling", "head", "loss", "optim", "trainer", "clip", "reading"):
+        assert robust[group] == twins[group], group
+
+
 @pytest.mark.parametrize("experiment", [e for e in EXPERIMENTS if e not in BUILD_ONLY])
 def test_experiment_runs_at_toy_size(experiment, tiny_world, tiny_worlds, shared_cache, tmp_path):
     both = compose_train(tmp_path, [f"experiment={experiment}"]).data.source._target_.endswith(".worlds")
@@ -100,6 +113,9 @@ def test_experiment_runs_at_toy_size(experiment, tiny_world, tiny_worlds, shared
         overrides = [o for o in overrides if not o.startswith("backbone.")] + tiny
     if experiment == "loco_footage":  # the toy worlds have one segment per clip: score it whatever its split
         overrides.append("eval.benchmarks.real_footage_held_out.split=[train,val,test]")
+    if compose_train(tmp_path, [f"experiment={experiment}"]).data.source.get("planar", {}).get("num_codec"):
+        # the recipe runs on the shared toy build, never redrawn with codec twins (those: tests/test_world_build.py)
+        overrides += ["data.source.planar.num_codec=0", "data.source.world3d.num_codec=0"]
     cfg = compose_train(tmp_path, [*overrides, f"experiment={experiment}", "eval.report=false"])
     metrics = train(cfg)
     assert (tmp_path / "scorer" / "model.safetensors").is_file()
