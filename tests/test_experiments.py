@@ -89,17 +89,19 @@ def test_codec_twins_is_the_default_recipe_on_its_own_build_with_codec_twins(tmp
         assert codec[group] == default[group], group
 
 
-def test_codec_robust_is_codec_twins_on_a_low_passed_farneback_flow(tmp_path):
-    twins, robust = (
-        compose_train(tmp_path, ["experiment=codec_twins"]),
-        compose_train(tmp_path, ["experiment=codec_robust"]),
-    )
-    assert robust.data == twins.data  # the same build, codec twins included
-    base = dict(robust.backbone.fit.base)
-    assert base.pop("flow_method") == "farneback" and base.pop("denoise") == 2.0
-    assert base == {k: v for k, v in twins.backbone.fit.base.items() if k != "flow_method"}
-    for group in ("pooling", "head", "loss", "optim", "trainer", "clip", "reading"):
-        assert robust[group] == twins[group], group
+def test_lowpass_flow_changes_only_the_dynamics_models_base_flow_and_combines_with_codec_twins(tmp_path):
+    default = compose_train(tmp_path, [])
+    twins = compose_train(tmp_path, ["experiment=codec_twins"])
+    for low, like in (
+        (compose_train(tmp_path, ["experiment=lowpass_flow"]), default),
+        (compose_train(tmp_path, ["experiment=[codec_twins,lowpass_flow]"]), twins),
+    ):
+        assert low.data == like.data
+        base = dict(low.backbone.fit.base)
+        assert base.pop("flow_method") == "farneback" and base.pop("denoise") == 2.0
+        assert base == {k: v for k, v in like.backbone.fit.base.items() if k != "flow_method"}
+        for group in ("pooling", "head", "loss", "optim", "trainer", "clip", "reading"):
+            assert low[group] == like[group], group
 
 
 @pytest.mark.parametrize("experiment", [e for e in EXPERIMENTS if e not in BUILD_ONLY])
@@ -113,9 +115,6 @@ def test_experiment_runs_at_toy_size(experiment, tiny_world, tiny_worlds, shared
         overrides = [o for o in overrides if not o.startswith("backbone.")] + tiny
     if experiment == "loco_footage":  # the toy worlds have one segment per clip: score it whatever its split
         overrides.append("eval.benchmarks.real_footage_held_out.split=[train,val,test]")
-    if compose_train(tmp_path, [f"experiment={experiment}"]).data.source.get("planar", {}).get("num_codec"):
-        # the recipe runs on the shared toy build, never redrawn with codec twins (those: tests/test_world_build.py)
-        overrides += ["data.source.planar.num_codec=0", "data.source.world3d.num_codec=0"]
     cfg = compose_train(tmp_path, [*overrides, f"experiment={experiment}", "eval.report=false"])
     metrics = train(cfg)
     assert (tmp_path / "scorer" / "model.safetensors").is_file()
