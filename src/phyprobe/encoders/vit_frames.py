@@ -48,6 +48,7 @@ class ViTFrameEncoder(FrozenEncoder):
         self.output = output
         self.layer = (num_layers - 1 if layer is None else layer % num_layers) if output == "patch_mean" else None
         self.feature_dim = dims[output]
+        self.num_maps = num_layers
 
     def global_vector(self, x: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError
@@ -62,6 +63,17 @@ class ViTFrameEncoder(FrozenEncoder):
         y = self.block_tokens(x, self.layer).mean(1) if self.output == "patch_mean" else self.global_vector(x)
         return y.float().view(b, t, -1)
 
+    def frame_maps(self, x: torch.Tensor, layers: list[int]) -> list[torch.Tensor]:
+        """Patch-token maps (N, C, h, w) of frames ``x`` after blocks ``layers`` (negative counts from the end),
+        stopping after the deepest: what a trajectory encoder reads per grid cell."""
+        n = self.num_maps
+        wanted = sorted({layer % n for layer in layers})
+        maps = dict(zip(wanted, self.block_maps(x, wanted)))
+        return [maps[layer % n].float() for layer in layers]
+
+    def block_maps(self, x: torch.Tensor, layers: list[int]) -> list[torch.Tensor]:
+        raise NotImplementedError
+
 
 class TimmViTEncoder(ViTFrameEncoder):
     def global_vector(self, x: torch.Tensor) -> torch.Tensor:
@@ -73,6 +85,11 @@ class TimmViTEncoder(ViTFrameEncoder):
         return self.model.forward_intermediates(
             x, indices=[layer], output_fmt="NLC", intermediates_only=True, stop_early=True
         )[0]
+
+    def block_maps(self, x: torch.Tensor, layers: list[int]) -> list[torch.Tensor]:
+        return self.model.forward_intermediates(
+            x, indices=layers, output_fmt="NCHW", intermediates_only=True, stop_early=True
+        )
 
 
 class OpenClipVisualEncoder(ViTFrameEncoder):
@@ -86,6 +103,12 @@ class OpenClipVisualEncoder(ViTFrameEncoder):
             x, indices=[layer], output_fmt="NLC", intermediates_only=True, stop_early=True
         )
         return out["image_intermediates"][0]
+
+    def block_maps(self, x: torch.Tensor, layers: list[int]) -> list[torch.Tensor]:
+        out = self.model.forward_intermediates(
+            x, indices=layers, output_fmt="NCHW", intermediates_only=True, stop_early=True
+        )
+        return out["image_intermediates"]
 
 
 def create_timm(arch: str, checkpoint: Path | None, **kwargs) -> torch.nn.Module:
