@@ -2,7 +2,9 @@
 
 # importing each module registers its encoders; heavy dependencies load in the factories
 from . import (  # noqa: F401
+    concat,
     dinov2,
+    dinov3,
     dynamics,
     efficientnet,
     motion,

@@ -62,6 +62,11 @@ class FrozenEncoder(nn.Module):
         self.options = {}
         self.factory_kwargs = {}
 
+    def bundled_paths(self) -> list[str]:
+        """Dotted keys into ``factory_kwargs`` whose values name local directories to ship with an exported
+        scorer: this encoder's ``bundled_kwargs``, or its parts' (``parts.0.checkpoint``) for a composite."""
+        return [k for k in self.bundled_kwargs if k in self.factory_kwargs]
+
     def freeze(self) -> "FrozenEncoder":
         for p in self.parameters():
             p.requires_grad_(False)
@@ -112,6 +117,35 @@ class FrozenEncoder(nn.Module):
 
     def fingerprint(self) -> str:
         return hashlib.sha256(json.dumps(self.describe(), sort_keys=True).encode()).hexdigest()[:16]
+
+
+def option_at(kwargs: dict, dotted: str):
+    """The value of a dotted key (``parts.0.checkpoint``) in nested options, or None where it leads nowhere."""
+    node = kwargs
+    for part in dotted.split("."):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return node
+
+
+def with_option(kwargs: dict, dotted: str, value) -> dict:
+    """A deep copy of ``kwargs`` with the dotted key set to ``value`` (the key must exist)."""
+    import copy
+
+    out = copy.deepcopy(kwargs)
+    *path, last = dotted.split(".")
+    node = out
+    for part in path:
+        node = node[int(part)] if isinstance(node, list) else node[part]
+    if isinstance(node, list):
+        node[int(last)] = value
+    else:
+        node[last] = value
+    return out
 
 
 def register_encoder(name: str):

@@ -161,6 +161,9 @@ class TrajectoryEncoder(FrozenEncoder):
             raise ValueError(f"trajectory: cell_pool must be one of {CELL_POOLS}, got {cell_pool!r}")
         if not layers or not grids or any(g < 1 for g in grids):
             raise ValueError(f"trajectory: layers and grids must be non-empty, grids >= 1; got {layers}, {grids}")
+        n = frames.num_maps
+        if any(not -n <= x < n for x in layers):  # frame_maps would wrap them round silently
+            raise ValueError(f"trajectory: layers {list(layers)} out of range for {frames.name!r}'s {n} feature maps")
         if order < 1 or window < 1 or ridge < 0:
             raise ValueError(
                 f"trajectory: order and window must be >= 1 and ridge >= 0, got {order}, {window}, {ridge}"
@@ -195,6 +198,45 @@ class TrajectoryEncoder(FrozenEncoder):
         return k.flatten(2)
 
 
+class TrajectorySubset(FrozenEncoder):
+    """Some layers, grids and statistics of a wider trajectory encoder's features, read from that encoder's
+    cache (``derive``): a sweep over layers and grids encodes its videos once. The features equal those of a
+    ``trajectory`` entry with the same options (each column is the same computation, rounded to the base's
+    storage dtype as the cache stores it)."""
+
+    def __init__(self, base: TrajectoryEncoder, columns: list[int], base_dtype: str = "float16"):
+        super().__init__()
+        self.base, self.base_dtype = base, base_dtype
+        self.register_buffer("cols", torch.as_tensor(columns, dtype=torch.long), persistent=False)
+        self.preprocess, self.feature_dim = base.preprocess, len(columns)
+
+    @torch.no_grad()
+    def derive(self, base_feats: torch.Tensor) -> torch.Tensor:
+        return base_feats.to(getattr(torch, self.base_dtype)).float()[..., self.cols]
+
+    def forward_features(self, clips: torch.Tensor) -> torch.Tensor:
+        return self.derive(self.base.forward_features(clips))
+
+
+def subset_columns(wide: TrajectoryEncoder, layers, grids, stats) -> list[int]:
+    """Columns of ``wide``'s features that hold ``layers`` x ``grids`` x ``stats`` in a trajectory encoder's order."""
+    n = wide.frames.num_maps
+    wide_layers = [x % n for x in wide.layers]
+    starts, at = {}, 0
+    for g in wide.grids:
+        starts[g], at = at, at + g * g
+    cols = []
+    for layer in layers:
+        if layer % n not in wide_layers:
+            raise ValueError(f"trajectory: layer {layer} is not among the wider encoder's layers {list(wide.layers)}")
+        for g in grids:
+            if g not in starts:
+                raise ValueError(f"trajectory: grid {g} is not among the wider encoder's grids {list(wide.grids)}")
+            for cell in range(g * g):
+                cols += wide.columns(wide_layers.index(layer % n), starts[g] + cell, tuple(stats))
+    return cols
+
+
 @register_encoder("trajectory")
 def trajectory(
     frames: dict | None = None,
@@ -206,12 +248,20 @@ def trajectory(
     ridge: float = 1e-2,
     normalise: str = "l2",
     cell_pool: str = "avg",
+    within: dict | None = None,
 ) -> FrozenEncoder:
     """``frames``: the frame encoder's config ({"name": ..., **options}; EfficientNet-Lite0 with its packaged
     weights by default). ``layers``: which of its feature maps (:meth:`frame_maps` numbering; -1 the last).
     ``grids``: cells per side of each grid read per layer. ``order``/``window``/``ridge``: the linear predictor
     of the residual. ``normalise``: ``l2`` (unit-sphere paths) or ``none``. ``cell_pool``: ``avg`` or ``max``
-    over each cell."""
+    over each cell. ``within``: the ``layers`` and ``grids`` of a wider trajectory encoder (same other options)
+    whose cached features these are read from (:class:`TrajectorySubset`), so that a sweep encodes once."""
+    if within is not None:
+        wide = trajectory(frames, within["layers"], within["grids"], STATS, order, window, ridge, normalise, cell_pool)
+        enc = TrajectorySubset(wide, subset_columns(wide, layers, grids, stats))
+        enc.weights_id = wide.weights_id
+        enc.options = {"within": wide.describe(), "layers": list(layers), "grids": list(grids), "stats": list(stats)}
+        return enc
     spec = dict(frames or {"name": "efficientnet_lite0"})
     frame_enc = from_config(spec.pop("name"), **spec)
     enc = TrajectoryEncoder(

@@ -198,6 +198,26 @@ def extract_features(
     todo = [(v, p) for v, p in paths.items() if v not in skip]
     if not todo:
         return cache
+    if callable(getattr(encoder, "derive_parts", None)):
+        sub = manifest.keep(manifest.videos["id"].isin([v for v, _ in todo]).to_numpy())
+        part_caches = [
+            extract_features(
+                sub,
+                part,
+                clip,
+                cache_root,
+                encoder.part_dtype,
+                batch_size,
+                num_workers,
+                shard_size,
+                trainer_kwargs,
+                encoder_threads,
+                flush_seconds,
+            )
+            for part in encoder.parts
+        ]
+        _concat_parts(cache, part_caches, encoder, todo, shard_size, flush_seconds)
+        return cache
     if callable(getattr(encoder, "derive", None)):
         base_cache = extract_features(
             manifest.keep(manifest.videos["id"].isin([v for v, _ in todo]).to_numpy()),
@@ -271,6 +291,40 @@ def _derive_from_base(
                     content=r.get("sha256"),
                     stat=r.get("stat"),
                 )
+        for vid, path in todo:
+            if vid in failures:
+                w.fail(vid, str(path), failures[vid]["reason"])
+    finally:
+        w.close()
+
+
+def _concat_parts(
+    cache: FeatureCache,
+    part_caches: list[FeatureCache],
+    encoder: FrozenEncoder,
+    todo: list[tuple[str, Path]],
+    shard_size: int,
+    flush_seconds: float,
+) -> None:
+    """A ``concat`` encoder's features from its parts' caches (``encoder.derive_parts``): each part is encoded
+    once, and shared with any run that uses it alone. The first part is streamed; the others' features for the
+    videos to do are held in memory meanwhile. A video any part could not read fails with that part's reason."""
+    want = dict(todo)
+    others = [{s["id"]: s for s in pc.iter_samples() if s["id"] in want} for pc in part_caches[1:]]
+    failures = {}
+    for pc in part_caches:
+        failures.update({v: f for v, f in pc.failures().items() if v in want and v not in failures})
+    records = part_caches[0].content_records()
+    log.info("concatenating %d videos' features of %d parts into %s", len(todo), len(part_caches), cache.dir)
+    w = cache.writer(shard_size=shard_size, flush_seconds=flush_seconds)
+    try:
+        for s in part_caches[0].iter_samples():
+            vid = s["id"]
+            if vid not in want or vid in failures or not all(vid in o for o in others):
+                continue
+            r = records.get(vid, {})
+            feats = [torch.from_numpy(s["feats"])] + [torch.from_numpy(o[vid]["feats"]) for o in others]
+            w.write(vid, encoder.derive_parts(feats), s["times"], content=r.get("sha256"), stat=r.get("stat"))
         for vid, path in todo:
             if vid in failures:
                 w.fail(vid, str(path), failures[vid]["reason"])

@@ -34,6 +34,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from ..encoders import FrozenEncoder, available_configs, from_config
+from ..encoders.base import option_at, with_option
 from ..errors import UserError, json_error_reason
 from ..head import HEAD_KINDS, PhyProbeHead, resolve_hidden
 from ..io.video import ClipSpec, FrameStream, VideoDecodeError, probe
@@ -100,9 +101,9 @@ def _bundle_encoder_files(out: Path, encoder: FrozenEncoder) -> tuple[dict, list
     """Copy each local directory the encoder's options name into ``out/encoder/<option>`` (atomically:
     a copy beside it, then a rename); returns the options pointing at the copies, relative to ``out``."""
     kwargs, bundled = dict(encoder.factory_kwargs), []
-    for key in encoder.bundled_kwargs:
-        src = kwargs.get(key)
-        if src is None or not Path(src).is_dir():
+    for key in encoder.bundled_paths():
+        src = option_at(kwargs, key)
+        if not isinstance(src, str) or not Path(src).is_dir():
             continue
         rel = f"{BUNDLE}/{key}"
         dst = out / rel
@@ -112,7 +113,7 @@ def _bundle_encoder_files(out: Path, encoder: FrozenEncoder) -> tuple[dict, list
             shutil.copytree(src, tmp)
             shutil.rmtree(dst, ignore_errors=True)
             tmp.replace(dst)
-        kwargs[key] = rel
+        kwargs = with_option(kwargs, key, rel)
         bundled.append(key)
     return kwargs, bundled
 
@@ -223,15 +224,18 @@ def _check_config(cfg: dict, cfg_file: Path) -> None:
     if not isinstance(fingerprint, str):
         raise _bad(cfg_file, "encoder.fingerprint", "must be a string", fingerprint)
     bundled = enc.get("bundled", [])
-    if not isinstance(bundled, list) or not all(isinstance(k, str) and isinstance(kwargs.get(k), str) for k in bundled):
+    if not isinstance(bundled, list) or not all(
+        isinstance(k, str) and isinstance(option_at(kwargs, k), str) for k in bundled
+    ):
         raise _bad(cfg_file, "encoder.bundled", "must list encoder options whose values are paths", bundled)
-    if isinstance(kwargs.get("checkpoint"), str) and "checkpoint" not in bundled:
-        raise _bad(
-            cfg_file,
-            "encoder.kwargs.checkpoint",
-            "must be bundled inside the scorer directory (listed in encoder.bundled), as export writes it",
-            kwargs["checkpoint"],
-        )
+    for key in _checkpoint_keys(kwargs):
+        if key not in bundled:
+            raise _bad(
+                cfg_file,
+                f"encoder.kwargs.{key}",
+                "must be bundled inside the scorer directory (listed in encoder.bundled), as export writes it",
+                option_at(kwargs, key),
+            )
 
     clip = _want_object(_get(cfg, "clip", cfg_file), "clip", cfg_file, ("num_frames", "mode", "fps"))
     _want_int(_get(cfg, "clip.num_frames", cfg_file), "clip.num_frames", cfg_file, 1, MAX_CLIP_FRAMES)
@@ -373,6 +377,16 @@ _BUILD_ERRORS = (
 )
 
 
+def _checkpoint_keys(kwargs: dict, prefix: str = "") -> list[str]:
+    """Dotted keys of every ``checkpoint`` option holding a path, the encoder's own or a part's."""
+    keys = [f"{prefix}checkpoint"] if isinstance(kwargs.get("checkpoint"), str) else []
+    parts = kwargs.get("parts")
+    for i, part in enumerate(parts if isinstance(parts, list) else []):
+        if isinstance(part, dict):
+            keys += _checkpoint_keys(part, f"{prefix}parts.{i}.")
+    return keys
+
+
 def _build_encoder(cfg: dict, cfg_file: Path, check_fingerprint: bool) -> FrozenEncoder:
     e = cfg["encoder"]
     root = cfg_file.parent
@@ -383,9 +397,9 @@ def _build_encoder(cfg: dict, cfg_file: Path, check_fingerprint: bool) -> Frozen
         )
     kwargs = dict(e["kwargs"])
     for key in e.get("bundled", []):  # shipped inside the scorer directory, and nothing there may lead out of it
-        full = _inside(root, kwargs[key], f"encoder.kwargs.{key}", cfg_file)
+        full = _inside(root, option_at(kwargs, key), f"encoder.kwargs.{key}", cfg_file)
         _check_bundle(root, full, f"encoder.kwargs.{key}", cfg_file)
-        kwargs[key] = str(full)
+        kwargs = with_option(kwargs, key, str(full))
     weights = kwargs.get("weights")
     if isinstance(weights, str) and weights not in NAMED_WEIGHTS and "weights" not in e.get("bundled", []):
         p = Path(weights)

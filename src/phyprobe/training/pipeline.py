@@ -185,15 +185,32 @@ def build_encoder(backbone_cfg: DictConfig) -> FrozenEncoder:
 FIT_IN_RUN = "fit"  # a dynamics backbone's checkpoint value: fit the model in this run
 
 
+def fits_in_run(backbone) -> bool:
+    """Whether the backbone (or one of a ``concat``'s parts) is fitted in the run (``checkpoint: fit``)."""
+    b = OmegaConf.to_container(backbone, resolve=True) if isinstance(backbone, DictConfig) else backbone
+    return b.get("checkpoint") == FIT_IN_RUN or any(fits_in_run(p) for p in b.get("parts") or [])
+
+
 def fit_backbone_in_run(cfg: DictConfig, out: Path) -> DictConfig:
-    """The backbone config to build. A ``dynamics`` backbone with ``checkpoint: fit`` first gets its model
-    fitted on this run's own plausible training clips (training sources and splits; validation splits pick
-    the epoch), written to ``<run>/dynamics`` with the backbone's ``fit`` settings, so no violation and no
+    """The backbone config to build. A ``dynamics`` backbone (or a ``concat`` part) with ``checkpoint: fit`` first
+    gets its model fitted on this run's own plausible training clips (training sources and splits; validation splits
+    pick the epoch), written to ``<run>/dynamics`` with the backbone's ``fit`` settings, so no violation and no
     held-out clip is ever seen by it; the ``fit`` block is not an encoder option and is dropped."""
     backbone = OmegaConf.to_container(cfg.backbone, resolve=True)
+    if backbone.get("parts"):
+        backbone.pop("fit", None)  # a composite fits nothing itself; its parts carry their own fit blocks
+        fitted = [p for p in backbone["parts"] if p.get("checkpoint") == FIT_IN_RUN]
+        if len(fitted) > 1:
+            raise InvalidOption("backbone: at most one part can be fitted in the run (checkpoint: fit)")
+        backbone["parts"] = [_fit_in_run(cfg, p, out) for p in backbone["parts"]]
+        return OmegaConf.create(backbone)
+    return OmegaConf.create(_fit_in_run(cfg, backbone, out))
+
+
+def _fit_in_run(cfg: DictConfig, backbone: dict, out: Path) -> dict:
     fit = backbone.pop("fit", None)
     if backbone.get("checkpoint") != FIT_IN_RUN:
-        return OmegaConf.create(backbone)
+        return backbone
     if fit is None:
         raise InvalidOption(
             f"backbone {backbone.get('name')!r}: checkpoint: {FIT_IN_RUN} needs a 'fit' block "
@@ -218,7 +235,7 @@ def fit_backbone_in_run(cfg: DictConfig, out: Path) -> DictConfig:
         )
     )
     backbone["checkpoint"] = str(target)
-    return OmegaConf.create(backbone)
+    return backbone
 
 
 def video_frames(m: Manifest) -> list[int]:
@@ -260,7 +277,7 @@ def describe_recipe(
     self-supervised stage fitted before the head, if any), the pooling, the head and its size, the losses, and how
     a video is read."""
     backbone = OmegaConf.to_container(cfg.backbone, resolve=True)
-    fitted = backbone.get("checkpoint") == FIT_IN_RUN
+    fitted = fits_in_run(backbone)
     loss = OmegaConf.to_container(cfg.loss, resolve=True)
     return {
         "encoder": {
@@ -364,7 +381,7 @@ def train(cfg: DictConfig) -> dict:
     L.seed_everything(cfg.seed, workers=True)
     save_run_info(out, OmegaConf.to_container(cfg, resolve=True), cfg.seed)
 
-    fitted = OmegaConf.select(cfg, "backbone.checkpoint") == FIT_IN_RUN
+    fitted = fits_in_run(cfg.backbone)
     if fitted:  # fitting a dynamics model is work: the data it and the head learn from is checked first
         manifest: Manifest = instantiate_or_user_error(cfg.data.source)
         training_parts(manifest, cfg)
@@ -488,6 +505,19 @@ def train(cfg: DictConfig) -> dict:
         baselines["motion"] = motion_scores(
             bench_videos, clip.num_frames, cache_dir=cfg.paths.get("baseline_cache_dir")
         )
+    if "geophys" in cfg.eval.baselines and restricted:  # training-free: a frozen image encoder's embedding path
+        from ..baselines import geophys
+
+        gp = OmegaConf.to_container(cfg.eval.geophys, resolve=True)
+        if clip.num_frames < geophys.min_frames(gp["signals"]):
+            log.warning("geophys baseline skipped: %d-frame clips leave its signals undefined", clip.num_frames)
+        elif (cols := geophys.shared_columns(encoder, gp["frames"], gp["layer"])) and clip == ClipSpec(clip.num_frames):
+            own = {v: feats[row_of[v]] for v in bench_videos.videos["id"]}  # the run's features hold its path
+            baselines["geophys"] = geophys.scores_from_features(own, cols, gp["signals"])
+        else:
+            baselines["geophys"] = geophys.geophys_scores(
+                bench_videos, cfg.paths.cache_dir, num_frames=clip.num_frames, **gp, **cfg.extract
+            )
     if "surprisal" in cfg.eval.baselines and uses_own_predictor(encoder) and restricted:
         # the paper's baseline: V-JEPA 2's own predictor, on the benchmarks' videos
         own = vjepa2_surprisal_scores(bench_videos, encoder.to("cuda" if torch.cuda.is_available() else "cpu"), clip)
