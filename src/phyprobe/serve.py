@@ -483,6 +483,8 @@ def build_app(scorer, cfg: ServeConfig | None = None):
     from starlette.requests import ClientDisconnect
 
     cfg = cfg or ServeConfig()
+    if cfg.spool_dir is not None:  # made now: an upload into a missing folder would fail as a server error
+        Path(cfg.spool_dir).mkdir(parents=True, exist_ok=True)
     state: dict = {"ready": False, "error": None}
     decode_pool = ThreadPoolExecutor(max(1, cfg.decode_workers), thread_name_prefix="phyprobe-decode")
 

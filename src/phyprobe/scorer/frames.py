@@ -3,7 +3,9 @@
 A generator's output is scored without writing mp4s: frames are chosen with the same sampler as
 decoded files (:func:`phyprobe.io.video.sample_indices` on the frames' times) and fitted with the
 encoder's own :class:`~phyprobe.encoders.Preprocess`, so the only difference from scoring a
-losslessly written file is the file itself.
+losslessly written file is the file itself. Frames are pixels: float frames are rounded to the 256 levels a file
+holds, and frames far larger than the encoder's input are first reduced as the decoder reduces a file's
+(:func:`phyprobe.io.video.reduced_size`, pixel area averaging), so every layout and dtype gives the file's score.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Iterator
 import numpy as np
 import torch
 
-from ..io.video import sample_indices
+from ..io.video import reduced_size, sample_indices
 
 
 def _as_hwc_255(frames) -> tuple[torch.Tensor, str]:
@@ -32,7 +34,25 @@ def _as_hwc_255(frames) -> tuple[torch.Tensor, str]:
     lo, hi = float(x.min()), float(x.max())
     if lo < 0.0 or hi > 1.0 or not np.isfinite([lo, hi]).all():
         raise ValueError(f"score_frames: float frames must lie in [0, 1], got values in [{lo:g}, {hi:g}]")
-    return x.permute(0, 1, 3, 4, 2).float().cpu() * 255.0, "float (B, T, 3, H, W)"
+    return (x.permute(0, 1, 3, 4, 2).float().cpu() * 255.0).round().to(torch.uint8), "float (B, T, 3, H, W)"
+
+
+def as_decoded(frames: torch.Tensor, fit: tuple[int, int]) -> torch.Tensor:
+    """uint8 frames (T, H, W, 3) reduced as the decoder reduces a file's frames for an input of size ``fit``
+    (the same size rule and the same pixel-area resampling, PyAV's), so the preprocessing then resizes alike."""
+    h, w = frames.shape[1:3]
+    rh, rw = reduced_size(h, w, fit)
+    if (rh, rw) == (h, w):
+        return frames
+    import av
+
+    out = [
+        av.VideoFrame.from_ndarray(f, format="rgb24")
+        .reformat(format="rgb24", width=rw, height=rh, interpolation="AREA")
+        .to_ndarray()
+        for f in frames.numpy()
+    ]
+    return torch.from_numpy(np.stack(out))
 
 
 def clips_from_frames(frames, scorer, fps: float | None = None) -> Iterator[tuple[int, str, torch.Tensor]]:
@@ -43,13 +63,15 @@ def clips_from_frames(frames, scorer, fps: float | None = None) -> Iterator[tupl
     spec = encoder.clip_spec(scorer.clip)
     if spec.mode == "fps" and not (fps and fps > 0):
         raise ValueError(f"score_frames: this scorer samples at {spec.fps} frames/s, so pass the frames' fps")
+    fit = encoder.preprocess.size
     starts = scorer.window_starts(x.shape[1])
     if starts is None:
         times = np.arange(x.shape[1], dtype=np.float64) / (fps or 1.0)
         idx = torch.from_numpy(sample_indices(times, spec))
     for i in range(x.shape[0]):
         if starts is None:
-            yield i, f"frames[{i}]", encoder.preprocess(x[i, idx])
+            yield i, f"frames[{i}]", encoder.preprocess(as_decoded(x[i, idx], fit))
         else:
             for s in starts:
-                yield i, f"frames[{i}][{s}:{s + spec.num_frames}]", encoder.preprocess(x[i, s : s + spec.num_frames])
+                clip = as_decoded(x[i, s : s + spec.num_frames], fit)
+                yield i, f"frames[{i}][{s}:{s + spec.num_frames}]", encoder.preprocess(clip)

@@ -23,10 +23,13 @@ def make_scorer(
     extra: dict | None = None,
     hidden: int = 16,
     reading: Reading = Reading("whole"),
+    encoder: dict | None = None,
     **encoder_kwargs,
 ) -> Path:
-    """``reading``: whole by default, as a head trained on videos longer than its few-frame clip records."""
-    enc = from_config(ENCODER["name"], **{"image_size": ENCODER["image_size"], **encoder_kwargs})
+    """``reading``: whole by default, as a head trained on videos longer than its few-frame clip records.
+    ``encoder``: another entry's config ({"name": ..., **options}) instead of the tiny EfficientNet-Lite0."""
+    spec = dict(encoder or ENCODER)
+    enc = from_config(spec.pop("name"), **{**spec, **encoder_kwargs})
     torch.manual_seed(seed)
     head = PhyProbeHead(enc.feature_dim, hidden=hidden, dropout=0.0)
     with torch.no_grad():  # a spread of scores around 0.5, so clipping does not hide differences
