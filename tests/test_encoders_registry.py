@@ -39,6 +39,8 @@ def test_tiny_build_contract(name):
         ("clip", {"size": "L"}, 768, 2, 2, (224, 224)),
         ("siglip2", {"size": "SO400M"}, 1152, 2, 2, (384, 384)),
         ("dinov2", {"size": "L"}, 1024, 2, 2, (224, 224)),
+        ("dinov3", {"size": "L"}, 1024, 2, 2, (256, 256)),
+        ("dinov3", {"size": "H+"}, 1280, 2, 2, (256, 256)),
     ],
 )
 def test_real_size_shapes_on_meta(name, kwargs, dim, frames, steps, size):
@@ -74,3 +76,14 @@ def test_efficientnet_spatial_pool_reduces_the_frame_map_as_named():
     assert avg.fingerprint() != mx.fingerprint()
     with pytest.raises(ValueError, match="spatial_pool"):
         from_config("efficientnet_lite0", weights=None, spatial_pool="gem")
+
+
+def test_dinov3_pooled_is_the_normed_class_token():
+    """timm builds DINOv3 with average pooling; upstream DINOv3 (and this project's DINOv2 ``pooled``) is the
+    normed class token, so the entry must ask for it."""
+    enc = tiny_encoder("dinov3")
+    x = tiny_clip(enc, num_frames=2)
+    tokens = enc.model.forward_features(x.flatten(0, 1))  # normed: class, 4 registers, patches
+    assert tokens.shape[1] == 1 + 4 + 4  # 32 px at patch 16: 2 x 2 patches
+    torch.testing.assert_close(enc(x).flatten(0, 1), tokens[:, 0])
+    assert not torch.allclose(tokens[:, 0], tokens[:, 5:].mean(1))

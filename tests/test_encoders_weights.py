@@ -14,6 +14,7 @@ HUB_IDS = {
     "clip": "timm/vit_large_patch14_clip_224.openai",
     "siglip2": "timm/ViT-SO400M-16-SigLIP2-384",
     "dinov2": "timm/vit_large_patch14_dinov2.lvd142m",
+    "dinov3": "timm/vit_large_patch16_dinov3.lvd1689m",
 }
 
 
@@ -75,3 +76,28 @@ def test_pe_loads_the_open_clip_release_layout(tmp_path):
     enc = from_config("perception_encoder", size="G", tiny=True, weights=str(tmp_path))
     x = tiny_clip(enc)
     torch.testing.assert_close(enc(x), ref(x))
+
+
+def test_dinov3_loads_metas_original_layout(tmp_path):
+    """A checkpoint as Meta's DINOv3 code saves it (``storage_tokens``, ``ls1.gamma``, zero ``qkv.bias`` with
+    its mask, the pretraining ``mask_token``, RoPE ``periods``), passed as a local file, loads into the timm
+    tower through timm's filter and gives the saved model's features."""
+    from encoder_fixtures import tiny_encoder
+
+    ref = tiny_encoder("dinov3")
+    state = {}
+    for k, t in ref.model.state_dict().items():
+        k = k.replace("reg_token", "storage_tokens").replace("gamma_1", "ls1.gamma").replace("gamma_2", "ls2.gamma")
+        state[k] = t.clone()
+    width = ref.model.embed_dim
+    for i in range(len(ref.model.blocks)):
+        state[f"blocks.{i}.attn.qkv.bias"] = torch.zeros(3 * width)
+        state[f"blocks.{i}.attn.qkv.bias_mask"] = torch.ones(3 * width)
+    state["mask_token"] = torch.zeros(1, width)
+    state["rope_embed.periods"] = torch.ones(width // ref.model.blocks[0].attn.num_heads // 4)
+    path = tmp_path / "dinov3_vitl16_pretrain_lvd1689m.pth"
+    torch.save(state, path)
+    enc = from_config("dinov3", tiny=True, weights=str(path))
+    x = tiny_clip(enc)
+    torch.testing.assert_close(enc(x), ref(x))
+    assert enc.weights_id.startswith("local:dinov3_vitl16")

@@ -21,6 +21,7 @@ import torch
 
 from .base import FrozenEncoder, WeightsNotFoundError, register_encoder
 from .preprocess import Preprocess
+from .vit_frames import check_layers
 
 SPATIAL_POOLS = ("avg", "max")  # timm's global_pool names
 # variant -> (the package's weights file id, its native input size)
@@ -88,6 +89,7 @@ class TimmFrameEncoder(FrozenEncoder):
         """Feature maps (N, C, h, w) of frames ``x`` (N, 3, H, W) at ``layers`` (see the class docstring),
         running the network only as far as the deepest one needs."""
         n = self.num_maps
+        check_layers(layers, n)
         layers = [layer % n for layer in layers]
         if self.channels_last:
             x = x.contiguous(memory_format=torch.channels_last)

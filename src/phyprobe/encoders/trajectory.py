@@ -257,7 +257,17 @@ def trajectory(
     over each cell. ``within``: the ``layers`` and ``grids`` of a wider trajectory encoder (same other options)
     whose cached features these are read from (:class:`TrajectorySubset`), so that a sweep encodes once."""
     if within is not None:
-        wide = trajectory(frames, within["layers"], within["grids"], STATS, order, window, ridge, normalise, cell_pool)
+        wide = from_config(
+            "trajectory",
+            frames=frames,
+            layers=within["layers"],
+            grids=within["grids"],
+            order=order,
+            window=window,
+            ridge=ridge,
+            normalise=normalise,
+            cell_pool=cell_pool,
+        )
         enc = TrajectorySubset(wide, subset_columns(wide, layers, grids, stats))
         enc.weights_id = wide.weights_id
         enc.options = {"within": wide.describe(), "layers": list(layers), "grids": list(grids), "stats": list(stats)}

@@ -24,6 +24,16 @@ from .preprocess import Preprocess
 OUTPUTS = ("pooled", "proj", "patch_mean")
 
 
+def check_layers(layers: list[int], num_maps: int) -> None:
+    """Map indices must name a map: taken modulo the count, a layer 30 asked of a 24-block model would
+    silently read block 6."""
+    bad = [layer for layer in layers if not -num_maps <= layer < num_maps]
+    if bad:
+        raise ValueError(
+            f"feature map layers {bad} out of range for {num_maps} maps (0 .. {num_maps - 1}, or negative)"
+        )
+
+
 class ViTFrameEncoder(FrozenEncoder):
     """Frames (B, T, 3, H, W) -> (B, T, D); subclasses say how to reach the global and token outputs."""
 
@@ -67,6 +77,7 @@ class ViTFrameEncoder(FrozenEncoder):
         """Patch-token maps (N, C, h, w) of frames ``x`` after blocks ``layers`` (negative counts from the end),
         stopping after the deepest: what a trajectory encoder reads per grid cell."""
         n = self.num_maps
+        check_layers(layers, n)
         wanted = sorted({layer % n for layer in layers})
         maps = dict(zip(wanted, self.block_maps(x, wanted)))
         return [maps[layer % n].float() for layer in layers]

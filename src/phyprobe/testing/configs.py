@@ -26,14 +26,25 @@ TOY = [
 
 
 def compose_train(tmp_path: Path, overrides: list[str], config_name: str = "train") -> DictConfig:
-    """``backbone.image_size=N`` sizes whichever encoder the run builds: the backbone itself, or the base
-    encoder of a dynamics model fitted in the run (``fit.base``, the default backbone)."""
+    """``backbone.image_size=N`` sizes whichever encoder the run builds: the backbone itself, the base encoder of
+    a dynamics model fitted in the run (``fit.base``), the frame encoder of a trajectory encoder (``frames``), or
+    each part of a ``concat``."""
     sizes = [o for o in overrides if o.startswith("backbone.image_size=")]
     rest = [f"paths.output_dir={tmp_path}", *(o for o in overrides if o not in sizes)]
     with initialize_config_dir(version_base="1.3", config_dir=str(CONFIGS)):
-        if sizes and "fit" in compose(config_name, overrides=rest).backbone:
-            sizes = [o.replace("backbone.", "backbone.fit.base.", 1) for o in sizes]
+        if sizes:
+            backbone = compose(config_name, overrides=rest).backbone
+            value = sizes[-1].split("=", 1)[1]
+            nodes = (
+                [(f"parts.{i}.", p) for i, p in enumerate(backbone.parts)] if "parts" in backbone else [("", backbone)]
+            )
+            sizes = [f"backbone.{prefix}{_sized(node)}image_size={value}" for prefix, node in nodes]
         return compose(config_name, overrides=[*rest, *sizes])
+
+
+def _sized(node) -> str:
+    """Where an encoder config's input size lives: its fitted base's, its frame encoder's, or its own."""
+    return "fit.base." if "fit" in node else "frames." if "frames" in node else ""
 
 
 def compose_eval(tmp_path: Path, overrides: list[str]) -> DictConfig:
