@@ -146,6 +146,7 @@ def test_real_eval_outputs_as_unseen_world_stand_ins(tiny_world, tmp_path, capsy
         "benchmark=world_test",
         f"benchmark.manifest={tiny_world}",
         f"paths.baseline_cache_dir={tmp_path / 'bcache'}",
+        f"paths.cache_dir={tmp_path / 'cache'}",  # GeoPhys's features (margins_over)
         "report=false",
     ]
     run_eval(compose_eval(tmp_path / "motion", [*common, "baseline=motion"]))

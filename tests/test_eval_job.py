@@ -30,6 +30,7 @@ def test_external_csv_matches_direct_evaluation(tiny_world, tmp_path):
             f"scores_csv={csv}",
             "higher_means=plausible",
             "report=false",
+            f"paths.cache_dir={tmp_path / 'cache'}",
         ],
     )
     got = run_eval(cfg)["results"]
@@ -91,8 +92,9 @@ def test_scorer_reads_videos_with_another_clip_spec(tiny_world, tmp_path):
     ]
     own = run_eval(compose_eval(tmp_path / "own", common))
     other = run_eval(compose_eval(tmp_path / "other", [*common, "+clip.num_frames=6"]))
-    specs = sorted(json.loads(p.read_text())["clip"]["num_frames"] for p in (tmp_path / "cache").glob("*/spec.json"))
-    assert specs == [4, 6]
+    specs = [json.loads(p.read_text()) for p in (tmp_path / "cache").glob("*/spec.json")]
+    # GeoPhys's features (margins_over) sit beside the scorer's, at their own clip length
+    assert sorted(s["clip"]["num_frames"] for s in specs if s["encoder"]["name"] != "trajectory") == [4, 6]
     a = pd.read_csv(tmp_path / "own" / "scores.csv").set_index("id")["raw_score"]
     b = pd.read_csv(tmp_path / "other" / "scores.csv").set_index("id")["raw_score"]
     assert list(a.index) == list(b.index) and np.isfinite(b).all() and not np.allclose(a, b)
@@ -120,6 +122,7 @@ def test_margin_over_the_motion_heuristic_is_paired_on_the_same_twins(tiny_world
         "benchmark=world_test",
         f"benchmark.manifest={tiny_world}",
         f"paths.baseline_cache_dir={tmp_path / 'bcache'}",
+        f"paths.cache_dir={tmp_path / 'cache'}",  # GeoPhys's features (margins_over)
     ]
     motion = run_eval(compose_eval(tmp_path / "motion", [*common, "baseline=motion", "report=false"]))
     assert "margins" not in motion  # a baseline is not measured against itself

@@ -66,12 +66,15 @@ FIGURES = (
     Figure("default", "median_score_severity_ge_0.8"),
     Figure("default", "margins.surprisal_max", every_benchmark=True),
     Figure("default", "margins.motion", every_benchmark=True),
+    Figure("default", "margins.geophys", every_benchmark=True),
     Figure("cross", SEVERE),
     Figure("cross", "auroc_plausible_vs_violated"),
     Figure("unseen_world", SEVERE),
     Figure("unseen_world", "margins.motion"),
+    Figure("unseen_world", "margins.geophys"),
     Figure("unseen_footage", SEVERE),
     Figure("unseen_footage", "margins.motion"),
+    Figure("unseen_footage", "margins.geophys"),
 )
 
 
@@ -103,6 +106,8 @@ class Requirement:
 
 
 IGNORED_CONFIG = ("paths.", "seed", "trainer.enable_progress_bar", "extract.num_workers", "n_boot", "report")
+# what a run is compared against, not what it is: runs made before a baseline joined (GeoPhys) stay one design
+IGNORED_CONFIG += ("eval.baselines", "eval.geophys.", "margins_over")
 
 
 @dataclass(frozen=True)

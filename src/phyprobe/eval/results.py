@@ -4,7 +4,9 @@ over seeds, and the README's table rendered from it, so that a figure in the pro
 A run is a training run (``metrics.json`` with ``benchmarks``: its held-out evaluation) or an ``eval.py`` run (with
 ``results``: one benchmark, possibly a build no run trains on). Each row is one benchmark of one run: same-scene
 accuracy at the benchmark's severity threshold, its 95 % interval and n, the motion heuristic's figure on the same
-pairs, and the paired margin over it, with the design, the seed and the build it was read on.
+pairs and the paired margin over it, GeoPhys's (the training-free trajectory-geometry baseline) and the margin over
+it, with the design, the seed and the build it was read on. Runs made before GeoPhys was a baseline leave its
+columns empty.
 """
 
 from __future__ import annotations
@@ -29,7 +31,13 @@ COLUMNS = [
     "margin",
     "margin_low",
     "margin_high",
+    "geophys",
+    "geophys_margin",
+    "geophys_margin_low",
+    "geophys_margin_high",
 ]
+# baseline -> the prefix of its columns (the motion heuristic's keep the names they had before GeoPhys joined)
+BASELINE_COLUMNS = {"motion": "", "geophys": "geophys_"}
 
 
 def _read(path: Path) -> dict:
@@ -49,13 +57,13 @@ def _seed_and_build(run: Path) -> tuple[int | None, str | None, Path | None]:
 
 
 def _row(
-    design: str, role: str, benchmark: str, build: str | None, seed, res: dict, motion: dict | None, margin: dict | None
+    design: str, role: str, benchmark: str, build: str | None, seed, res: dict, baselines: dict, margins: dict
 ) -> dict | None:
+    """``baselines`` / ``margins``: baseline name -> its results / the paired margin over it, on this benchmark."""
     leaf = (res.get("world") or {}).get(FIGURE)
     if not leaf or leaf.get("value") is None:
         return None
-    m = ((motion or {}).get("world") or {}).get(FIGURE) or {}
-    return {
+    row = {
         "design": design,
         "role": role,
         "benchmark": benchmark,
@@ -65,11 +73,14 @@ def _row(
         "low": leaf.get("low"),
         "high": leaf.get("high"),
         "n": leaf.get("n"),
-        "motion": m.get("value"),
-        "margin": (margin or {}).get("value"),
-        "margin_low": (margin or {}).get("low"),
-        "margin_high": (margin or {}).get("high"),
     }
+    for name, prefix in BASELINE_COLUMNS.items():
+        base = (((baselines.get(name) or {}).get("world")) or {}).get(FIGURE) or {}
+        margin = margins.get(name) or {}
+        row[name] = base.get("value")
+        for key in ("value", "low", "high"):
+            row[f"{prefix}margin" + ("" if key == "value" else f"_{key}")] = margin.get(key)
+    return row
 
 
 def run_rows(run: str | Path, design: str, role: str) -> list[dict]:
@@ -89,8 +100,8 @@ def run_rows(run: str | Path, design: str, role: str) -> list[dict]:
                     data,
                     seed,
                     res,
-                    (m.get("baselines") or {}).get("motion", {}).get(name),
-                    (m.get("margins") or {}).get("motion", {}).get(name),
+                    {b: (m.get("baselines") or {}).get(b, {}).get(name) for b in BASELINE_COLUMNS},
+                    {b: (m.get("margins") or {}).get(b, {}).get(name) for b in BASELINE_COLUMNS},
                 )
             )
     else:
@@ -102,8 +113,8 @@ def run_rows(run: str | Path, design: str, role: str) -> list[dict]:
                 build,
                 seed,
                 m["results"],
-                (m.get("baselines") or {}).get("motion"),
-                (m.get("margins") or {}).get("motion"),
+                {b: (m.get("baselines") or {}).get(b) for b in BASELINE_COLUMNS},
+                {b: (m.get("margins") or {}).get(b) for b in BASELINE_COLUMNS},
             )
         )
     return [r for r in rows if r is not None]
@@ -116,8 +127,8 @@ def collect(runs: dict[tuple[str, str], list[str | Path]]) -> pd.DataFrame:
 
 
 def over_seeds(long: pd.DataFrame) -> pd.DataFrame:
-    """Mean ± sd over seeds of each (design, role, benchmark, build): the figure, the heuristic's and the margin, the
-    lowest interval start of the margin, and the seeds read."""
+    """Mean ± sd over seeds of each (design, role, benchmark, build): the figure, each baseline's (the motion heuristic,
+    GeoPhys) and the margin over it, the lowest interval start of that margin, and the seeds read."""
     g = long.groupby(["design", "role", "benchmark", "build"], sort=False, dropna=False)
     out = g.agg(
         mean=("value", "mean"),
@@ -128,8 +139,15 @@ def over_seeds(long: pd.DataFrame) -> pd.DataFrame:
         lowest_margin_low=("margin_low", "min"),
         n=("n", "first"),
         seeds=("seed", lambda s: " ".join(str(int(x)) for x in sorted(s.dropna()))),
+        geophys=("geophys", "mean"),
+        geophys_margin=("geophys_margin", "mean"),
+        geophys_margin_sd=("geophys_margin", "std"),
+        lowest_geophys_margin_low=("geophys_margin_low", "min"),
+    ).reset_index()
+    out["geophys_margin_sd"] = out["geophys_margin_sd"].where(
+        out["geophys_margin"].isna(), out["geophys_margin_sd"].fillna(0.0)
     )
-    return out.reset_index().fillna({"sd": 0.0, "margin_sd": 0.0})
+    return out.fillna({"sd": 0.0, "margin_sd": 0.0})
 
 
 def _cell(row: pd.Series | None) -> str:
@@ -144,22 +162,30 @@ def headline_markdown(
     table: pd.DataFrame, rows: list[tuple[str, str, str, str]], designs: list[tuple[str, str]], baseline_of: str
 ) -> str:
     """The README's table: ``rows`` are (label, role, benchmark, build); a column per (design, header), then the motion
-    heuristic on the same pairs (read from ``baseline_of``'s runs) and n."""
+    heuristic on the same pairs (read from ``baseline_of``'s runs), GeoPhys beside it when those runs measured it,
+    and n."""
     index = {(r.design, r.role, r.benchmark, r.build): r for r in table.itertuples(index=False)}
+    bases = [index.get((baseline_of, role, bench, build)) for _, role, bench, build in rows]
+
+    def figure(base, name: str) -> str:
+        value = getattr(base, name, None) if base is not None else None
+        return f"{value:.3f}" if value is not None and pd.notna(value) else "—"
+
+    shown = ["motion"] + (["geophys"] if any(figure(b, "geophys") != "—" for b in bases) else [])
+    headers = {"motion": "motion heuristic", "geophys": "GeoPhys"}
     head = [
-        "| | " + " | ".join(h for _, h in designs) + " | motion heuristic | n pairs |",
-        "|---|" + "---|" * (len(designs) + 2),
+        "| | " + " | ".join(h for _, h in designs) + "".join(f" | {headers[b]}" for b in shown) + " | n pairs |",
+        "|---|" + "---|" * (len(designs) + len(shown) + 1),
     ]
     lines = []
-    for label, role, bench, build in rows:
+    for (label, role, bench, build), base in zip(rows, bases):
         cells = []
         for design, _ in designs:
             r = index.get((design, role, bench, build))
             cells.append(_cell(pd.Series(r._asdict())) if r is not None else "—")
-        base = index.get((baseline_of, role, bench, build))
-        motion = f"{base.motion:.3f}" if base is not None and pd.notna(base.motion) else "—"
+        cells += [figure(base, b) for b in shown]
         n = str(int(base.n)) if base is not None and pd.notna(base.n) else "—"
-        lines.append(f"| {label} | " + " | ".join(cells) + f" | {motion} | {n} |")
+        lines.append(f"| {label} | " + " | ".join(cells) + f" | {n} |")
     return "\n".join(head + lines)
 
 

@@ -19,7 +19,7 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from ..baselines.motion import motion_scores
-from ..errors import InvalidOption
+from ..errors import InvalidOption, UserError
 from ..runinfo import atomic_write_json, save_run_info
 from .protocols import load_benchmark, same_scene_margins
 
@@ -132,8 +132,23 @@ def vjepa2_surprisal_from_config(
     return scores[stat]
 
 
+def geophys_from_config(cfg: DictConfig, manifest) -> dict[str, float]:
+    """GeoPhys (``cfg.geophys``: frames, layer, num_frames, signals) on every readable video of ``manifest``, its
+    features extracted once into ``paths.cache_dir`` with the ``extract`` options."""
+    from ..baselines.geophys import geophys_scores
+
+    opts = OmegaConf.to_container(cfg.geophys, resolve=True)
+    try:
+        return geophys_scores(manifest, cfg.paths.cache_dir, **opts, **OmegaConf.to_container(cfg.extract))
+    except UserError:
+        raise
+    except (TypeError, ValueError) as e:  # an option the encoder or the signals refuse
+        raise InvalidOption(f"geophys={opts}: {e} (options: frames, layer, num_frames, signals)") from None
+
+
 BASELINES = {
     "motion": ("baseline: motion", lambda cfg, m: motion_scores(m, cache_dir=cfg.paths.baseline_cache_dir)),
+    "geophys": ("baseline: geophys", geophys_from_config),
     "vjepa2_surprisal": (
         "baseline: vjepa2_surprisal",
         lambda cfg, m: vjepa2_surprisal_from_config(m, **OmegaConf.to_container(cfg.vjepa2_surprisal)),

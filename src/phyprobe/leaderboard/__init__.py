@@ -15,6 +15,7 @@ _NAMES = {
     "quality_confound": "board",
     "Column": "evaluators",
     "csv_column": "evaluators",
+    "geophys_column": "evaluators",
     "judge_columns": "evaluators",
     "scorer_column": "evaluators",
     "GenerationsError": "generations",

@@ -3,7 +3,8 @@
 GENERATIONS is a folder ``ROOT/<generator>/<prompt_id>.mp4`` (or ``ROOT/<generator>/<checkpoint>/...``) or a
 JSONL/CSV manifest (``generator``, ``prompt_id``, ``video``, optional ``checkpoint``/``step`` and group fields).
 Evaluators: ``--scorer`` (scored through the resumable batch scorer into DIR/scores/), ``--judge`` (the output of
-``phyprobe judge run`` on DIR/videos.jsonl, which every run writes), ``--scores NAME=CSV``. Writes
+``phyprobe judge run`` on DIR/videos.jsonl, which every run writes), ``--scores NAME=CSV``, ``--geophys`` (the
+training-free GeoPhys baseline, its features cached in DIR/features/). Writes
 DIR/leaderboard.{md,csv,json} and plots. With ``--baseline`` (an earlier leaderboard.json, or ``@CHECKPOINT`` for
 each generator's CHECKPOINT in this run), the exit code is 1 when an entry regressed with an interval that
 excludes 0: a gate for CI.
@@ -44,6 +45,11 @@ def add_cli(sub) -> None:
     p.add_argument("--revision", help="Hub branch, tag or commit of the scorer(s), so every run uses the same model")
     p.add_argument("--judge", action="append", default=[], metavar="DIR", help="a `phyprobe judge run` output folder")
     p.add_argument("--scores", action="append", default=[], metavar="NAME=CSV", help="per-video video,score CSV")
+    p.add_argument(
+        "--geophys",
+        action="store_true",
+        help="GeoPhys, the training-free baseline (a frozen image encoder's embedding path), as a column named geophys",
+    )
     p.add_argument(
         "--higher-is-better",
         action="append",
@@ -130,7 +136,7 @@ def _run(args) -> int:
     from ..data.manifest import write_jsonl
     from ..runinfo import code_version
     from .board import build_leaderboard, compare_to_baseline
-    from .evaluators import csv_column, judge_columns, parse_named, scorer_column
+    from .evaluators import csv_column, geophys_column, judge_columns, parse_named, scorer_column
     from .generations import read_generations, with_encodings
     from .report import write_outputs
 
@@ -157,8 +163,13 @@ def _run(args) -> int:
         if name is None:
             raise UserError(f"--scores {spec}: expected NAME=CSV")
         columns.append(csv_column(name, path, gens, higher_is_better=name in args.higher_is_better))
+    if args.geophys:
+        kw = {"batch_size": args.batch_size, "num_workers": args.workers}
+        columns.append(
+            geophys_column(gens, args.out, trainer_kwargs={"enable_progress_bar": not args.no_progress}, **kw)
+        )
     if not columns:
-        raise UserError(f"{args.generations}: no evaluator given (--scorer, --judge or --scores)")
+        raise UserError(f"{args.generations}: no evaluator given (--scorer, --judge, --scores or --geophys)")
     names = [c.name for c in columns]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:

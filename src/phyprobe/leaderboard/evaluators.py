@@ -5,6 +5,9 @@
 - a rubric judge's ``judgements.jsonl`` (``phyprobe judge run`` on the leaderboard's ``videos.jsonl``): the headline
   score on the judge's own scale, and one column per dimension (Sci-VBench's dimensions, SVBench EVA's D1-D5, the
   vision tools' six), all higher = better;
+- GeoPhys (:mod:`phyprobe.baselines.geophys`), which needs no training: a frozen image encoder's embedding path per
+  video, its features extracted into ``OUT/features`` (a rerun, also after a kill, extracts only what is not there
+  yet); higher = more violating;
 - any other evaluator's per-video ``video,score`` CSV (higher = more violating unless said otherwise).
 
 A judgement or CSV row for a video that is not among the generations stops the read with the file and line.
@@ -34,7 +37,7 @@ class Column:
     name: str
     scores: dict[str, float]  # generation id -> score
     higher_is_better: bool
-    kind: str  # scorer | judge | dimension | csv
+    kind: str  # scorer | judge | dimension | baseline | csv
     source: str
     cost: dict = field(default_factory=dict)  # seconds_per_video, calls_per_video (None: unknown)
     failed: dict[str, str] = field(default_factory=dict)  # generation id -> why it has no score
@@ -145,6 +148,73 @@ def scorer_column(
             scores[vid] = float(r["raw_score"])
     cost = {"seconds_per_video": seconds / scored if scored else None, "calls_per_video": 0.0}
     return Column(name, scores, False, "scorer", str(scorer), cost, failed)
+
+
+# --------------------------------------------------------------------------------------------- GeoPhys
+
+
+def geophys_column(
+    gens: pd.DataFrame,
+    out_dir: Path,
+    name: str = "geophys",
+    frames: dict | None = None,
+    layer: int | None = None,
+    num_frames: int | None = None,
+    signals=None,
+    **extract_kwargs,
+) -> Column:
+    """GeoPhys's score of every generation (lower is better), trained on nothing: the features of the trajectory
+    encoder are extracted into ``out_dir/features`` (resumable; a rerun extracts only what is not there yet) and
+    reduced to the score by :func:`phyprobe.baselines.geophys.geophys_scores`. Options as that function's
+    (None: its ``DEFAULT``); ``extract_kwargs`` go to the extraction (``batch_size``, ``num_workers``, ...). The
+    cost is the extraction's seconds per video, summed over the runs that extracted (``out_dir/features/<name>.json``)."""
+    import time
+
+    from ..baselines.geophys import DEFAULT, geophys_encoder, geophys_scores
+    from ..data.manifest import PAIR_FIELDS, VIDEO_FIELDS, Manifest
+    from ..features.cache import FeatureCache
+    from ..io.video import ClipSpec
+    from ..runinfo import atomic_write_json
+
+    missing = [v for v in gens["video"] if not Path(v).exists()]
+    if missing:
+        raise GenerationsError(f"{missing[0]}: no such video ({len(missing)} of the generations are missing)")
+    opts = {
+        "frames": dict(frames or DEFAULT["frames"]),
+        "layer": DEFAULT["layer"] if layer is None else int(layer),
+        "num_frames": int(num_frames or DEFAULT["num_frames"]),
+        "signals": list(signals or DEFAULT["signals"]),
+    }
+    videos = pd.DataFrame({"id": list(gens["id"]), "path": [str(Path(v).resolve()) for v in gens["video"]]})
+    manifest = Manifest(videos.reindex(columns=list(VIDEO_FIELDS)), pd.DataFrame(columns=list(PAIR_FIELDS)), out_dir)
+    cache_root = Path(out_dir) / "features"
+    desc = geophys_encoder(opts["frames"], opts["layer"]).describe()
+    cache = FeatureCache(cache_root, desc, ClipSpec(opts["num_frames"]), manifest.root)
+    ids = set(videos["id"])
+    before = (cache.done_ids() | set(cache.failures())) & ids
+    t0 = time.perf_counter()
+    scores = geophys_scores(manifest, cache_root, **opts, **extract_kwargs)
+    seconds = time.perf_counter() - t0
+    extracted = len(((cache.done_ids() | set(cache.failures())) & ids) - before)
+    meta_file = cache_root / f"{name}.json"
+    meta = json.loads(meta_file.read_text()) if meta_file.is_file() else {}
+    if meta.get("geophys") != opts:  # other options: other features, so another cost
+        meta = {"geophys": opts, "seconds": 0.0, "videos_scored": 0}
+    if extracted:
+        meta["seconds"] += seconds
+        meta["videos_scored"] += extracted
+        meta_file.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_json(meta_file, meta)
+    reasons = cache.failures()
+    failed = {v: reasons.get(v, {}).get("reason", "not scored") for v in gens["id"] if v not in scores}
+    done = meta["videos_scored"]
+    cost = {"seconds_per_video": meta["seconds"] / done if done else None, "calls_per_video": 0.0}
+    f = opts["frames"]
+    source = (
+        f"GeoPhys: {f['name']} ({f.get('weights', 'package')} weights, {f.get('image_size')} px), "
+        f"layer {opts['layer']}, {opts['num_frames']} frames"
+    )
+    return Column(name, scores, False, "baseline", source, cost, failed)
 
 
 # --------------------------------------------------------------------------------------------- judges

@@ -18,7 +18,7 @@ import torch
 from ..io.video import reduced_size, sample_indices
 
 
-def _as_hwc_255(frames) -> tuple[torch.Tensor, str]:
+def as_pixels(frames) -> tuple[torch.Tensor, str]:
     """(B, T, H, W, 3) on the 0..255 scale that Preprocess divides by 255, and a layout name for errors."""
     x = torch.from_numpy(np.ascontiguousarray(frames)) if isinstance(frames, np.ndarray) else torch.as_tensor(frames)
     if x.ndim != 5:
@@ -58,7 +58,7 @@ def as_decoded(frames: torch.Tensor, fit: tuple[int, int]) -> torch.Tensor:
 def clips_from_frames(frames, scorer, fps: float | None = None) -> Iterator[tuple[int, str, torch.Tensor]]:
     """(i, "frames[i]", preprocessed clip (T', 3, H', W')) for each clip the scorer's reading cuts from each video
     of the batch (one, or its windows of consecutive frames), lazily."""
-    x, _ = _as_hwc_255(frames)
+    x, _ = as_pixels(frames)
     encoder = scorer.encoder
     spec = encoder.clip_spec(scorer.clip)
     if spec.mode == "fps" and not (fps and fps > 0):

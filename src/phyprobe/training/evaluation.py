@@ -168,7 +168,8 @@ def write_run_report(
         "",
         *recipe,
         f"Run directory: `{out}`. Raw scores (before clipping) are evaluated; "
-        "intervals are 95 % percentile bootstrap. Baselines use the same encoder's features.",
+        "intervals are 95 % percentile bootstrap. The surprisal baselines use the same encoder's features; the "
+        "motion heuristic (optical flow) and GeoPhys (a frozen image encoder's embedding path) are fitted to nothing.",
         "",
         "## Headline figures",
         "",
