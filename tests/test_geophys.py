@@ -103,7 +103,7 @@ def test_eval_baseline_geophys_runs_end_to_end(tiny_world, tmp_path):
 
     run_eval(compose_eval(tmp_path / "l2", [*common, "geophys.layer=2", "report=false"]))
     specs = [json.loads(p.read_text()) for p in (tmp_path / "cache").glob("*/spec.json")]
-    assert sorted(s["encoder"]["options"]["layers"][0] for s in specs) == [-1, 2]
+    assert sorted(s["encoder"]["options"]["layers"][0] for s in specs) == sorted([DEFAULT["layer"], 2])
     assert {s["clip"]["num_frames"] for s in specs} == {8}
     l2 = pd.read_csv(tmp_path / "l2" / "scores.csv").set_index("id")["raw_score"]
     assert list(l2.index) == list(last.index) and not np.allclose(l2, last)

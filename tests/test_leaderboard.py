@@ -13,7 +13,7 @@ from test_experiments import toy_world_overrides
 from phyprobe.cli import main as cli
 from phyprobe.data.manifest import Manifest
 from phyprobe.testing.configs import compose_train
-from phyprobe.testing.generators import world_generators
+from phyprobe.testing.generators import severe_twins, world_generators
 from phyprobe.training.pipeline import train
 
 QUALITY = "vision_tools (stand-in):imaging_quality"
@@ -54,6 +54,7 @@ def board(tiny_world, tmp_path_factory):
         "root": root,
         "scorer": run / "scorer",
         "files": files,
+        "world": tiny_world,
     }
 
 
@@ -143,6 +144,19 @@ def test_gate_passes_a_rerun_and_fails_a_planted_regression(board, tmp_path, cap
     assert "regression: phyprobe plausible vs plausible" in err
     gate = json.loads((tmp_path / "out2" / "leaderboard.json").read_text())["gate"]["rows"]
     assert [g["entry"] for g in gate if g["regression"]] == ["plausible"]
+
+
+def test_the_gate_fails_when_every_clip_of_a_generator_is_replaced_by_its_severe_twin(board, tmp_path, capsys):
+    """The regression a physics evaluator exists to catch, with the truth from the build and not from the scorer:
+    ``plausible`` v2 answers every prompt with its scene's most severe violated twin (severity >= 0.8)."""
+    prev = tmp_path / "prev.json"
+    shutil.copy(board["out"] / "leaderboard.json", prev)
+    new = tmp_path / "v2"
+    swapped = severe_twins(board["world"], new)
+    assert len(swapped) >= 8, "too few scenes with a severe twin to test the gate"
+    v2 = ["leaderboard", str(new), "--out", str(tmp_path / "out2"), "--scorer", str(board["scorer"])]
+    assert cli([*v2, "--n-boot", "1000", "--no-progress", "--no-plots", "--baseline", str(prev)]) == 1
+    assert "regression: phyprobe plausible vs plausible" in capsys.readouterr().err
 
 
 def test_scoring_resumes_after_a_kill(board, capsys):

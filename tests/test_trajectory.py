@@ -102,11 +102,12 @@ def test_features_are_ordered_layer_then_cell_then_statistic():
     assert enc.columns(1, 0) == [20, 21, 22, 23]  # the final map's global cell
     assert enc.columns(0, 4, ("residual",)) == [19]  # the first layer's last 2 x 2 cell
     clips = torch.randn(2, 6, 3, 32, 32)
-    z = enc.paths(clips)
-    assert z.shape[:3] == (2, 6, 10)
-    torch.testing.assert_close(z.norm(dim=-1), torch.ones(2, 6, 10))  # l2: paths on the unit sphere
+    paths = enc.paths(clips)
+    assert [z.shape[:3] for z in paths] == [(2, 6, 5), (2, 6, 5)]  # per layer: the global cell and 2 x 2
+    for z in paths:
+        torch.testing.assert_close(z.norm(dim=-1), torch.ones(2, 6, 5))  # l2: paths on the unit sphere
     feats = enc(clips)
-    torch.testing.assert_close(feats[..., enc.columns(1, 0)], trajectory_kinematics(z[:, :, 5:6])[:, :, 0])
+    torch.testing.assert_close(feats[..., enc.columns(1, 0)], trajectory_kinematics(paths[1][:, :, 0:1])[:, :, 0])
 
 
 def test_unknown_options_are_refused():

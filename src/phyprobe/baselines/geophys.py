@@ -33,10 +33,12 @@ from ..encoders.trajectory import SIGNALS, STATS, TrajectoryEncoder, TrajectoryS
 log = logging.getLogger(__name__)
 
 # EfficientNet-Lite0 with its packaged ImageNet weights, frames squashed to 112 px; the layer index is
-# frame_maps' numbering (-1: the final 1280-channel map, whose global average is the network's own feature)
+# frame_maps' numbering: 3 is the end of stage 5 (112 channels, stride 16), the layer with the largest
+# plausible-versus-violated curvature gap on the validation splits of the training sources, as GeoPhys chooses
+# (python research/geophys_layers.py; docs/studies/trajectory-geometry.md)
 DEFAULT = {
     "frames": {"name": "efficientnet_lite0", "image_size": 112, "weights": "package", "resize": "squash"},
-    "layer": -1,
+    "layer": 3,
     "num_frames": 32,
     "signals": list(SIGNALS),
 }

@@ -58,6 +58,32 @@ def load_by_position(model: torch.nn.Module, state: dict, skip_prefixes: tuple[s
     model.load_state_dict(new, strict=True)
 
 
+def fold_batch_norms(model: torch.nn.Module) -> torch.nn.Module:
+    """Fold every batch norm that follows a convolution into that convolution's weights and bias, in place.
+
+    The encoder is frozen, so each batch norm is a fixed per-channel affine map: folding it gives the same
+    function (to float rounding) with one pass over the activations fewer per layer, a fifth of the CPU time of
+    EfficientNet-Lite's forward. What the norm applied after itself (timm's ``BatchNormAct2d``: dropout and
+    activation) stays in its place."""
+    from timm.layers import BatchNormAct2d
+
+    for module in list(model.modules()):
+        children = list(module.named_children())
+        for (_, conv), (bn_name, bn) in zip(children, children[1:]):
+            if not (isinstance(conv, torch.nn.Conv2d) and isinstance(bn, torch.nn.BatchNorm2d)):
+                continue
+            scale = bn.weight / torch.sqrt(bn.running_var + bn.eps)
+            with torch.no_grad():
+                conv.weight.mul_(scale.view(-1, 1, 1, 1))
+                bias = bn.bias - bn.running_mean * scale
+                if conv.bias is not None:
+                    bias = bias + conv.bias * scale
+                conv.bias = torch.nn.Parameter(bias.detach().clone(), requires_grad=False)
+            after = torch.nn.Sequential(bn.drop, bn.act) if isinstance(bn, BatchNormAct2d) else torch.nn.Identity()
+            setattr(module, bn_name, after)
+    return model
+
+
 class TimmFrameEncoder(FrozenEncoder):
     """Any timm CNN applied frame by frame; features = its pooled pre-logits vector.
 
@@ -132,6 +158,7 @@ def efficientnet_lite(
             raise WeightsNotFoundError(f"{name}: weights file {path} not found") from e
         load_by_position(model, state, skip_prefixes=("_fc",))
         weights_id = package_id if weights == "package" else str(weights)
+    fold_batch_norms(model.eval())
     pre = Preprocess(size=(image_size, image_size), mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5), resize=resize)
     enc = TimmFrameEncoder(model, feature_dim=model.num_features, preprocess=pre, channels_last=channels_last)
     enc.weights_id = weights_id

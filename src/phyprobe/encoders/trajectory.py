@@ -124,17 +124,11 @@ def geophys_score(signals: dict[str, torch.Tensor], use: tuple[str, ...] = SIGNA
     return torch.stack([torch.log(signals[name].clamp(min=EPS)) for name in use]).mean(0)
 
 
-def cell_embeddings(maps: list[torch.Tensor], grids: tuple[int, ...], cell_pool: str) -> torch.Tensor:
-    """Feature maps (N, C_l, h, w) per layer -> cell embeddings (N, K, C) with K = layers x cells, channels
-    zero-padded to the widest layer (zeros change no distance or angle)."""
+def cell_embeddings(maps: list[torch.Tensor], grids: tuple[int, ...], cell_pool: str) -> list[torch.Tensor]:
+    """Feature maps (N, C_l, h, w) per layer -> each layer's cell embeddings (N, K, C_l), K = sum of g^2 over
+    ``grids``. Layers stay apart: their widths differ, and a path's geometry never mixes layers."""
     pool = F.adaptive_avg_pool2d if cell_pool == "avg" else F.adaptive_max_pool2d
-    width = max(m.shape[1] for m in maps)
-    cells = []
-    for m in maps:
-        for g in grids:
-            c = pool(m, g).flatten(2).transpose(1, 2)  # (N, g*g, C_l)
-            cells.append(F.pad(c, (0, width - c.shape[-1])))
-    return torch.cat(cells, dim=1)
+    return [torch.cat([pool(m, g).flatten(2).transpose(1, 2) for g in grids], dim=1) for m in maps]
 
 
 class TrajectoryEncoder(FrozenEncoder):
@@ -184,18 +178,20 @@ class TrajectoryEncoder(FrozenEncoder):
         base = (layer * self.cells_per_layer + cell) * len(self.stats)
         return [base + self.stats.index(n) for n in names]
 
-    def paths(self, clips: torch.Tensor) -> torch.Tensor:
-        """(B, T, 3, H, W) -> the cell embeddings' trajectories (B, T, K, C)."""
+    def paths(self, clips: torch.Tensor) -> list[torch.Tensor]:
+        """(B, T, 3, H, W) -> per layer, the cell embeddings' trajectories (B, T, K, C_l)."""
         b, t = clips.shape[:2]
         maps = self.frames.frame_maps(clips.flatten(0, 1), list(self.layers))
-        z = cell_embeddings(maps, self.grids, self.cell_pool)
-        if self.normalise == "l2":
-            z = F.normalize(z, dim=-1, eps=EPS)
-        return z.view(b, t, *z.shape[1:])
+        out = []
+        for z in cell_embeddings(maps, self.grids, self.cell_pool):
+            if self.normalise == "l2":
+                z = F.normalize(z, dim=-1, eps=EPS)
+            out.append(z.view(b, t, *z.shape[1:]))
+        return out
 
     def forward_features(self, clips: torch.Tensor) -> torch.Tensor:
-        k = trajectory_kinematics(self.paths(clips), self.order, self.window, self.ridge, self.stats)
-        return k.flatten(2)
+        k = [trajectory_kinematics(z, self.order, self.window, self.ridge, self.stats) for z in self.paths(clips)]
+        return torch.cat(k, dim=2).flatten(2)
 
 
 class TrajectorySubset(FrozenEncoder):

@@ -78,6 +78,28 @@ def world_generators(world: str | Path, out: str | Path, source: str = "world", 
     return truth
 
 
+def severe_twins(
+    world: str | Path, out: str | Path, generator: str = "plausible", source: str = "world", min_severity: float = 0.8
+) -> dict[str, str]:
+    """Write ``out/<generator>/<scene>.mp4``: for every scene with a plausible clip, its most severe violated twin
+    (severity >= ``min_severity``), so a new version of ``generator`` whose every clip breaks physics badly; returns
+    ``{scene: clip id}``. A regression gate must fail on it (docs/leaderboard.md, "A regression the gate must catch")."""
+    m = Manifest.load(world)
+    v = m.videos[m.videos["source"] == source]
+    plausible = {meta["scene"] for meta in v["metadata"] if meta["variant"] == "plausible"}
+    worst: dict[str, tuple[float, str, str]] = {}
+    for vid, path, meta in zip(v["id"], v["path"], v["metadata"]):
+        scene, sev = meta["scene"], float(meta.get("severity", 0.0))
+        if meta["variant"] == "violated" and scene in plausible and sev >= min_severity:
+            if scene not in worst or sev > worst[scene][0]:
+                worst[scene] = (sev, vid, path)
+    for scene, (_, _, path) in sorted(worst.items()):
+        dst = Path(out) / generator / f"{scene}.mp4"
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(m.video_path(path), dst)
+    return {scene: vid for scene, (_, vid, _) in sorted(worst.items())}
+
+
 if __name__ == "__main__":  # python -m phyprobe.testing.generators WORLD OUT: the docs' worked example
     import argparse
 
