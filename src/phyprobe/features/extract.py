@@ -12,7 +12,6 @@ import logging
 import sys
 from pathlib import Path
 
-import lightning as L
 import torch
 from lightning.pytorch.callbacks import BasePredictionWriter
 from torch.utils.data import DataLoader, Dataset
@@ -22,6 +21,7 @@ from ..encoders import FrozenEncoder
 from ..encoders.base import default_encoder_threads
 from ..errors import UserError, debug_enabled, user_error_line
 from ..io.video import ClipSpec, VideoDecodeError
+from ..lightning_setup import L
 from .cache import FeatureCache, content_hash, file_stat
 
 log = logging.getLogger(__name__)

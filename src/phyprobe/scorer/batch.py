@@ -21,7 +21,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import lightning as L
 import torch
 from lightning.pytorch.callbacks import BasePredictionWriter
 from torch.utils.data import DataLoader
@@ -29,6 +28,7 @@ from torch.utils.data import DataLoader
 from ..errors import UserError
 from ..features.extract import ClipDataset, ExtractionModule, _worker_init, collate_clips, default_encoder_threads
 from ..io import VIDEO_SUFFIXES
+from ..lightning_setup import L
 from .core import NonFiniteScoreError, Scorer
 from .results import CSV_FIELDS, ResultFile, ResultsFileError  # noqa: F401 - the results file lives beside, light
 

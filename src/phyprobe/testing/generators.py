@@ -34,11 +34,19 @@ def _difficulty(n_bodies: int) -> str:
     return "easy" if n_bodies <= 1 else "medium" if n_bodies == 2 else "hard"
 
 
-def world_generators(world: str | Path, out: str | Path, source: str = "world", seed: int = 0) -> dict:
-    """Write ``out/<generator>/<scene>.mp4`` for the four generators above and ``out/prompts.jsonl``; returns
-    ``{generator: {prompt: clip id}}``, the truth the leaderboard should recover."""
+def _scenes_of(world: str | Path, source: str, split: str | None):
     m = Manifest.load(world)
-    v = m.videos[m.videos["source"] == source]
+    keep = (m.videos["source"] == source) & ((m.videos["split"] == split) if split else True)
+    return m, m.videos[keep]
+
+
+def world_generators(
+    world: str | Path, out: str | Path, source: str = "world", seed: int = 0, split: str | None = None
+) -> dict:
+    """Write ``out/<generator>/<scene>.mp4`` for the four generators above and ``out/prompts.jsonl``; returns
+    ``{generator: {prompt: clip id}}``, the truth the leaderboard should recover. ``split``: the scenes of one
+    split only (``test``: scenes no run trains on)."""
+    m, v = _scenes_of(world, source, split)
     rng = np.random.default_rng(seed)
     scenes: dict[str, dict] = {}
     for vid, path, meta in zip(v["id"], v["path"], v["metadata"]):
@@ -79,13 +87,18 @@ def world_generators(world: str | Path, out: str | Path, source: str = "world", 
 
 
 def severe_twins(
-    world: str | Path, out: str | Path, generator: str = "plausible", source: str = "world", min_severity: float = 0.8
+    world: str | Path,
+    out: str | Path,
+    generator: str = "plausible",
+    source: str = "world",
+    min_severity: float = 0.8,
+    split: str | None = None,
 ) -> dict[str, str]:
     """Write ``out/<generator>/<scene>.mp4``: for every scene with a plausible clip, its most severe violated twin
     (severity >= ``min_severity``), so a new version of ``generator`` whose every clip breaks physics badly; returns
-    ``{scene: clip id}``. A regression gate must fail on it (docs/leaderboard.md, "A regression the gate must catch")."""
-    m = Manifest.load(world)
-    v = m.videos[m.videos["source"] == source]
+    ``{scene: clip id}``. A regression gate must fail on it (docs/leaderboard.md, "A regression the gate must catch").
+    ``split`` as :func:`world_generators`'."""
+    m, v = _scenes_of(world, source, split)
     plausible = {meta["scene"] for meta in v["metadata"] if meta["variant"] == "plausible"}
     worst: dict[str, tuple[float, str, str]] = {}
     for vid, path, meta in zip(v["id"], v["path"], v["metadata"]):
@@ -108,6 +121,12 @@ if __name__ == "__main__":  # python -m phyprobe.testing.generators WORLD OUT: t
     ap.add_argument("out", type=Path, help="where the generator folders and prompts.jsonl go")
     ap.add_argument("--source", default="world", help="the build's source of scenes (world: the 2D world)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--split", help="the scenes of one split only (test: scenes no run trains on)")
+    ap.add_argument("--severe-twins", metavar="GENERATOR", help="write only GENERATOR, every scene's severe twin")
     a = ap.parse_args()
-    made = world_generators(a.world, a.out, a.source, a.seed)
-    print(f"{a.out}: {len(made)} generators x {len(next(iter(made.values())))} prompts")
+    if a.severe_twins:
+        twins = severe_twins(a.world, a.out, a.severe_twins, a.source, split=a.split)
+        print(f"{a.out}: {a.severe_twins} x {len(twins)} prompts, each its scene's most severe violated twin")
+    else:
+        made = world_generators(a.world, a.out, a.source, a.seed, a.split)
+        print(f"{a.out}: {len(made)} generators x {len(next(iter(made.values())))} prompts")

@@ -7,13 +7,13 @@ batches and shuffling are identical.
 
 from __future__ import annotations
 
-import lightning as L
 import numpy as np
 import pandas as pd
 import torch
 from torch.utils.data import DataLoader, Dataset, WeightedRandomSampler
 
 from ..features.table import ShardFeatureTable
+from ..lightning_setup import L
 
 
 class PairFeatureDataset(Dataset):

@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-import lightning as L
 import torch
 from omegaconf import DictConfig, OmegaConf
 
@@ -19,6 +18,7 @@ from ..data.manifest import Manifest
 from ..encoders.dynamics import fit_predictor, plausible_mask, predicted_columns, save_checkpoint
 from ..features.extract import extract_features
 from ..io.video import ClipSpec
+from ..lightning_setup import L
 from ..runinfo import save_run_info
 from .pipeline import build_encoder, instantiate_or_user_error, trainable_part
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import lightning as L
 import torch
 
 from ..head import PhyProbeHead
+from ..lightning_setup import L
 from ..losses import PhyProbeLoss
 
 

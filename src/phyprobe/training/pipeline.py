@@ -10,7 +10,6 @@ import hashlib
 import logging
 from pathlib import Path
 
-import lightning as L
 import numpy as np
 import pandas as pd
 import torch
@@ -33,6 +32,7 @@ from ..features.extract import extract_features
 from ..features.table import ShardFeatureTable
 from ..head import PhyProbeHead
 from ..io.video import ClipSpec, VideoDecodeError, probe
+from ..lightning_setup import L
 from ..runinfo import atomic_write_json, save_run_info
 from ..scorer import export_scorer
 from ..scorer.reading import Reading, trained_reading
