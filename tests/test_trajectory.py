@@ -160,3 +160,20 @@ def test_features_are_identical_through_the_cache_the_cli_score_frames_and_the_s
         for f, want in zip(files, from_files):
             status, res, _ = post(url, f.read_bytes())
             assert status == 200 and res["raw_score"] == pytest.approx(want, abs=1e-4)
+
+
+def test_log_scale_reads_the_same_kinematics_on_a_log_scale_directly_and_from_a_wider_cache():
+    frames = {"name": "efficientnet_lite0", "weights": None, "image_size": 32}
+    sub = from_config(
+        "trajectory", frames=frames, layers=[2], grids=[1], log_scale=1e-3, within={"layers": [1, 2], "grids": [1, 2]}
+    )
+    plain = TrajectoryEncoder(sub.base.frames, (2,), (1,), STATS, 2, 8, 1e-2, "l2", "avg")
+    logged = TrajectoryEncoder(sub.base.frames, (2,), (1,), STATS, 2, 8, 1e-2, "l2", "avg", log_scale=1e-3)
+    clips = torch.randn(2, 7, 3, 32, 32)
+    raw = plain(clips)
+    torch.testing.assert_close(logged(clips), torch.log(raw + 1e-3))
+    from_cache = sub.derive(sub.base(clips))  # the wide encoder's float16 cache, its columns, then the log
+    torch.testing.assert_close(from_cache, torch.log(raw.half().float() + 1e-3))
+    assert "log_scale" not in from_config("trajectory", frames=frames).options  # off: cache keys as before
+    with pytest.raises(ValueError, match="log_scale"):
+        from_config("trajectory", frames=frames, log_scale=0.0)

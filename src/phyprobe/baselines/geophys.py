@@ -63,6 +63,8 @@ def shared_columns(encoder, frames: dict, layer: int) -> list[int] | None:
                 return [offset + c for c in cols]
             offset += part.feature_dim
         return None
+    if getattr(encoder, "log_scale", None) is not None:  # its features are logs of the kinematics, not them
+        return None
     if isinstance(encoder, TrajectorySubset):
         wide = shared_columns(encoder.base, frames, layer)
         mine = encoder.cols.tolist()

@@ -145,8 +145,11 @@ class TrajectoryEncoder(FrozenEncoder):
         ridge: float,
         normalise: str,
         cell_pool: str,
+        log_scale: float | None = None,
     ):
         super().__init__()
+        if log_scale is not None and not log_scale > 0:
+            raise ValueError(f"trajectory: log_scale must be > 0 or null, got {log_scale}")
         if not callable(getattr(frames, "frame_maps", None)):
             raise ValueError(f"trajectory: frame encoder {frames.name!r} exposes no feature maps (frame_maps)")
         if normalise not in NORMALISATIONS:
@@ -165,7 +168,7 @@ class TrajectoryEncoder(FrozenEncoder):
         self.frames = frames
         self.layers, self.grids, self.stats = tuple(layers), tuple(grids), tuple(stats)
         self.order, self.window, self.ridge = order, window, ridge
-        self.normalise, self.cell_pool = normalise, cell_pool
+        self.normalise, self.cell_pool, self.log_scale = normalise, cell_pool, log_scale
         self.preprocess = frames.preprocess
         self.cells_per_layer = sum(g * g for g in self.grids)
         self.feature_dim = len(self.layers) * self.cells_per_layer * len(self.stats)
@@ -191,7 +194,14 @@ class TrajectoryEncoder(FrozenEncoder):
 
     def forward_features(self, clips: torch.Tensor) -> torch.Tensor:
         k = [trajectory_kinematics(z, self.order, self.window, self.ridge, self.stats) for z in self.paths(clips)]
-        return torch.cat(k, dim=2).flatten(2)
+        return log_scaled(torch.cat(k, dim=2).flatten(2), self.log_scale)
+
+
+def log_scaled(feats: torch.Tensor, log_scale: float | None) -> torch.Tensor:
+    """``log(x + log_scale)``, or ``x`` when ``log_scale`` is None. Step lengths, turns and residuals are
+    heavy-tailed (one jump is many times a typical step); on a log scale the head reads relative changes, as
+    GeoPhys's score does, and one clip's outliers do not dominate the input normalisation."""
+    return feats if log_scale is None else torch.log(feats.clamp(min=0) + log_scale)
 
 
 class TrajectorySubset(FrozenEncoder):
@@ -200,15 +210,17 @@ class TrajectorySubset(FrozenEncoder):
     ``trajectory`` entry with the same options (each column is the same computation, rounded to the base's
     storage dtype as the cache stores it)."""
 
-    def __init__(self, base: TrajectoryEncoder, columns: list[int], base_dtype: str = "float16"):
+    def __init__(
+        self, base: TrajectoryEncoder, columns: list[int], base_dtype: str = "float16", log_scale: float | None = None
+    ):
         super().__init__()
-        self.base, self.base_dtype = base, base_dtype
+        self.base, self.base_dtype, self.log_scale = base, base_dtype, log_scale
         self.register_buffer("cols", torch.as_tensor(columns, dtype=torch.long), persistent=False)
         self.preprocess, self.feature_dim = base.preprocess, len(columns)
 
     @torch.no_grad()
     def derive(self, base_feats: torch.Tensor) -> torch.Tensor:
-        return base_feats.to(getattr(torch, self.base_dtype)).float()[..., self.cols]
+        return log_scaled(base_feats.to(getattr(torch, self.base_dtype)).float()[..., self.cols], self.log_scale)
 
     def forward_features(self, clips: torch.Tensor) -> torch.Tensor:
         return self.derive(self.base.forward_features(clips))
@@ -244,13 +256,15 @@ def trajectory(
     ridge: float = 1e-2,
     normalise: str = "l2",
     cell_pool: str = "avg",
+    log_scale: float | None = None,
     within: dict | None = None,
 ) -> FrozenEncoder:
     """``frames``: the frame encoder's config ({"name": ..., **options}; EfficientNet-Lite0 with its packaged
     weights by default). ``layers``: which of its feature maps (:meth:`frame_maps` numbering; -1 the last).
     ``grids``: cells per side of each grid read per layer. ``order``/``window``/``ridge``: the linear predictor
     of the residual. ``normalise``: ``l2`` (unit-sphere paths) or ``none``. ``cell_pool``: ``avg`` or ``max``
-    over each cell. ``within``: the ``layers`` and ``grids`` of a wider trajectory encoder (same other options)
+    over each cell. ``log_scale``: null keeps the kinematics as they are; a positive value gives
+    ``log(x + log_scale)`` per value (:func:`log_scaled`). ``within``: the ``layers`` and ``grids`` of a wider trajectory encoder (same other options)
     whose cached features these are read from (:class:`TrajectorySubset`), so that a sweep encodes once."""
     if within is not None:
         wide = from_config(
@@ -264,14 +278,16 @@ def trajectory(
             normalise=normalise,
             cell_pool=cell_pool,
         )
-        enc = TrajectorySubset(wide, subset_columns(wide, layers, grids, stats))
+        enc = TrajectorySubset(wide, subset_columns(wide, layers, grids, stats), log_scale=log_scale)
         enc.weights_id = wide.weights_id
         enc.options = {"within": wide.describe(), "layers": list(layers), "grids": list(grids), "stats": list(stats)}
+        if log_scale is not None:
+            enc.options["log_scale"] = log_scale
         return enc
     spec = dict(frames or {"name": "efficientnet_lite0"})
     frame_enc = from_config(spec.pop("name"), **spec)
     enc = TrajectoryEncoder(
-        frame_enc, tuple(layers), tuple(grids), tuple(stats), order, window, ridge, normalise, cell_pool
+        frame_enc, tuple(layers), tuple(grids), tuple(stats), order, window, ridge, normalise, cell_pool, log_scale
     )
     enc.weights_id = frame_enc.weights_id
     enc.options = {
@@ -285,4 +301,6 @@ def trajectory(
         "normalise": normalise,
         "cell_pool": cell_pool,
     }
+    if log_scale is not None:  # absent when off: caches and scorers made before the option keep their keys
+        enc.options["log_scale"] = log_scale
     return enc
