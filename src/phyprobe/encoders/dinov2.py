@@ -37,15 +37,40 @@ def dinov2(
     if size not in DINOV2:
         raise ValueError(f"dinov2 size must be one of {sorted(DINOV2)}, got {size!r}")
     arch = DINOV2[size]
+    return self_supervised_vit(
+        "dinov2",
+        size,
+        arch,
+        f"timm/{arch}.lvd142m",
+        weights,
+        image_size or (TINY_IMAGE_SIZE if tiny else 224),
+        output,
+        layer,
+        TINY if tiny else None,
+    )
+
+
+def self_supervised_vit(
+    family: str,
+    size: str,
+    arch: str,
+    hub_repo: str,
+    weights: str | None,
+    image_size: int,
+    output: str,
+    layer: int | None,
+    tiny: dict | None,
+    **create_kwargs,
+) -> FrozenEncoder:
+    """A DINO-family ViT through timm (DINOv2, DINOv3): weights from ``hub_repo``'s ``model.safetensors``, a local
+    path or None; frames letterboxed with ImageNet statistics and bicubic resizing, as DINO's evals minus the crop;
+    ``tiny``: the toy architecture's options (for tests), or None."""
     ckpt, weights_id = (
         (None, "random")
         if weights is None
-        else resolve_file(
-            f"dinov2 ({size})", weights, [(f"timm/{arch}.lvd142m", "model.safetensors")], ("model.safetensors",)
-        )
+        else resolve_file(f"{family} ({size})", weights, [(hub_repo, "model.safetensors")], ("model.safetensors",))
     )
-    image_size = image_size or (TINY_IMAGE_SIZE if tiny else 224)
-    model = create_timm(arch, ckpt, img_size=image_size, num_classes=0, **(TINY if tiny else {}))
+    model = create_timm(arch, ckpt, img_size=image_size, num_classes=0, **create_kwargs, **(tiny or {}))
     pre = Preprocess(
         size=(image_size, image_size), mean=IMAGENET_MEAN, std=IMAGENET_STD, resize="letterbox", interpolation="bicubic"
     )
@@ -58,6 +83,6 @@ def dinov2(
         "image_size": image_size,
         "output": output,
         "layer": enc.layer,
-        "tiny": tiny,
+        "tiny": tiny is not None,
     }
     return enc

@@ -15,9 +15,7 @@ token, so ``pooled`` is built with ``global_pool="token"`` and means the same th
 from __future__ import annotations
 
 from .base import FrozenEncoder, register_encoder
-from .preprocess import Preprocess
-from .vit_frames import TimmViTEncoder, create_timm
-from .weights import resolve_file
+from .dinov2 import self_supervised_vit
 
 DINOV3 = {
     "S": "vit_small_patch16_dinov3",
@@ -28,7 +26,6 @@ DINOV3 = {
     "7B": "vit_7b_patch16_dinov3",
 }
 PRETRAIN = "lvd1689m"  # the web-image release (the sat493m satellite weights need other statistics)
-IMAGENET_MEAN, IMAGENET_STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 # Same architecture (class token, 4 registers, RoPE, layer scale), two small blocks.
 TINY = {"embed_dim": 32, "depth": 2, "num_heads": 2}
 TINY_IMAGE_SIZE = 32
@@ -52,26 +49,16 @@ def dinov3(
     or "patch_mean" of block ``layer``. ``image_size``: None is 256 (the checkpoints' own)."""
     if size not in DINOV3:
         raise ValueError(f"dinov3 size must be one of {sorted(DINOV3)}, got {size!r}")
-    arch = DINOV3[size]
-    ckpt, weights_id = (
-        (None, "random")
-        if weights is None
-        else resolve_file(f"dinov3 ({size})", weights, [(hub_repo(size), "model.safetensors")], ("model.safetensors",))
+    # global_pool="token": the normed class token, as DINOv2's pooled output (timm's default here averages patches)
+    return self_supervised_vit(
+        "dinov3",
+        size,
+        DINOV3[size],
+        hub_repo(size),
+        weights,
+        image_size or (TINY_IMAGE_SIZE if tiny else 256),
+        output,
+        layer,
+        TINY if tiny else None,
+        global_pool="token",
     )
-    image_size = image_size or (TINY_IMAGE_SIZE if tiny else 256)
-    model = create_timm(arch, ckpt, img_size=image_size, num_classes=0, global_pool="token", **(TINY if tiny else {}))
-    pre = Preprocess(
-        size=(image_size, image_size), mean=IMAGENET_MEAN, std=IMAGENET_STD, resize="letterbox", interpolation="bicubic"
-    )
-    dims = {"pooled": model.num_features, "patch_mean": model.embed_dim}
-    enc = TimmViTEncoder(model, pre, output, layer, num_layers=len(model.blocks), dims=dims)
-    enc.weights_id = weights_id
-    enc.options = {
-        "size": size,
-        "timm_model": arch,
-        "image_size": image_size,
-        "output": output,
-        "layer": enc.layer,
-        "tiny": tiny,
-    }
-    return enc

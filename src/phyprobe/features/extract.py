@@ -198,41 +198,21 @@ def extract_features(
     todo = [(v, p) for v, p in paths.items() if v not in skip]
     if not todo:
         return cache
-    if callable(getattr(encoder, "derive_parts", None)):
+
+    def upstream(enc: FrozenEncoder, enc_dtype: str) -> FeatureCache:
+        """The cache of an encoder these features are computed from, filled for the videos still to do."""
         sub = manifest.keep(manifest.videos["id"].isin([v for v, _ in todo]).to_numpy())
-        part_caches = [
-            extract_features(
-                sub,
-                part,
-                clip,
-                cache_root,
-                encoder.part_dtype,
-                batch_size,
-                num_workers,
-                shard_size,
-                trainer_kwargs,
-                encoder_threads,
-                flush_seconds,
-            )
-            for part in encoder.parts
-        ]
+        return extract_features(
+            sub, enc, clip, cache_root, enc_dtype, batch_size, num_workers, shard_size, trainer_kwargs,
+            encoder_threads, flush_seconds,
+        )  # fmt: skip
+
+    if callable(getattr(encoder, "derive_parts", None)):
+        part_caches = [upstream(part, encoder.part_dtype) for part in encoder.parts]
         _concat_parts(cache, part_caches, encoder, todo, shard_size, flush_seconds)
         return cache
     if callable(getattr(encoder, "derive", None)):
-        base_cache = extract_features(
-            manifest.keep(manifest.videos["id"].isin([v for v, _ in todo]).to_numpy()),
-            encoder.base,
-            clip,
-            cache_root,
-            encoder.base_dtype,
-            batch_size,
-            num_workers,
-            shard_size,
-            trainer_kwargs,
-            encoder_threads,
-            flush_seconds,
-        )
-        _derive_from_base(cache, base_cache, encoder, todo, shard_size, flush_seconds)
+        _derive_from_base(cache, upstream(encoder.base, encoder.base_dtype), encoder, todo, shard_size, flush_seconds)
         return cache
     todo, copies = _share_content(cache, todo, shard_size, flush_seconds)
     if not todo:
