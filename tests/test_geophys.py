@@ -5,7 +5,6 @@ in-memory helper a best-of-n pipeline uses. Everything runs on a real tiny world
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -30,7 +29,7 @@ from phyprobe.encoders import from_config
 from phyprobe.encoders.trajectory import SIGNALS, geophys_score, geophys_signals
 from phyprobe.eval.design_table import table as design_table
 from phyprobe.eval.protocols import flatten_metrics, load_benchmark
-from phyprobe.eval.results import collect, headline_markdown, over_seeds
+from phyprobe.eval.results import collect, detail_markdown, headline_markdown, over_seeds
 from phyprobe.eval.run import run_eval
 from phyprobe.features.extract import extract_features
 from phyprobe.io.video import ClipSpec
@@ -149,12 +148,8 @@ def test_margin_over_geophys_is_paired_on_the_same_twins(tiny_world, tmp_path):
     assert head.endswith("| motion heuristic | GeoPhys | n pairs |") and line.endswith(
         f"| {motion:.3f} | {base:.3f} | {margin['n']} |"
     )
-    spec = importlib.util.spec_from_file_location("generate", CONFIGS.parent / "results" / "generate.py")
-    generate = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(generate)
-    assert "| GeoPhys | margin over it" in generate.detail_markdown(
-        over
-    ) and "+0.000 (+0.000)" in generate.detail_markdown(over)
+    detail = detail_markdown(over)
+    assert "| GeoPhys | margin over it" in detail and "+0.000 (+0.000)" in detail
     t = design_table({"unseen_world": [tmp_path / "same"]})
     assert t[t.figure == "margins.geophys"]["mean"].tolist() == [0.0]
 
@@ -237,7 +232,8 @@ def test_training_run_reports_geophys_beside_motion(shared, tiny_world, tmp_path
     GeoPhys extraction at the run's clip length, whether the run extracted them itself or, its backbone being a
     trajectory encoder that holds GeoPhys's path, read them from its own features with no second extraction."""
     cache = tmp_path / "cache"
-    backbone = {"name": "trajectory", "frames": SMALL_FRAMES, "layers": [2, -1], "grids": [1, 2]} if shared else None
+    layers = [2, DEFAULT["layer"]]  # holds GeoPhys's layer, so the run's own features carry its path
+    backbone = {"name": "trajectory", "frames": SMALL_FRAMES, "layers": layers, "grids": [1, 2]} if shared else None
     metrics = _toy_run(tmp_path / "run", tiny_world, cache, backbone)
     assert {"motion", "geophys"} <= set(metrics["baselines"]) & set(metrics["margins"])
     for name in ("world_test", "world_heldout_family"):
@@ -253,7 +249,7 @@ def test_training_run_reports_geophys_beside_motion(shared, tiny_world, tmp_path
         for p in cache.glob("*/spec.json")
         if json.loads(p.read_text())["encoder"]["name"] == "trajectory"
     ]
-    assert [t["layers"] for t in trajectories] == ([[2, -1]] if shared else [[-1]])  # one pass, the run's when shared
+    assert [t["layers"] for t in trajectories] == ([layers] if shared else [[DEFAULT["layer"]]])  # one pass
     clips = {json.loads(p.read_text())["clip"]["num_frames"] for p in cache.glob("*/spec.json")}
     assert clips == {6}
 

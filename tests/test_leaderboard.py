@@ -148,15 +148,26 @@ def test_gate_passes_a_rerun_and_fails_a_planted_regression(board, tmp_path, cap
 
 def test_the_gate_fails_when_every_clip_of_a_generator_is_replaced_by_its_severe_twin(board, tmp_path, capsys):
     """The regression a physics evaluator exists to catch, with the truth from the build and not from the scorer:
-    ``plausible`` v2 answers every prompt with its scene's most severe violated twin (severity >= 0.8)."""
-    prev = tmp_path / "prev.json"
-    shutil.copy(board["out"] / "leaderboard.json", prev)
-    new = tmp_path / "v2"
-    swapped = severe_twins(board["world"], new)
+    ``plausible`` v2 answers every prompt with its scene's most severe violated twin (severity >= 0.8). The gate runs
+    as docs/leaderboard.md recommends, with GeoPhys beside the scorer; it must exit 1 naming ``plausible``, and
+    which evaluator caught it is recorded (the toy scorer alone may not: its clips are 4 frames)."""
+    v1 = tmp_path / "v1" / "plausible"
+    shutil.copytree(board["root"] / "gens" / "plausible", v1)
+    swapped = severe_twins(board["world"], tmp_path / "v2")
     assert len(swapped) >= 8, "too few scenes with a severe twin to test the gate"
-    v2 = ["leaderboard", str(new), "--out", str(tmp_path / "out2"), "--scorer", str(board["scorer"])]
-    assert cli([*v2, "--n-boot", "1000", "--no-progress", "--no-plots", "--baseline", str(prev)]) == 1
-    assert "regression: phyprobe plausible vs plausible" in capsys.readouterr().err
+    for scene in list(p.stem for p in v1.glob("*.mp4")):
+        if scene not in swapped:  # the same prompts in both versions
+            (v1 / f"{scene}.mp4").unlink()
+    fast = ["--n-boot", "1000", "--no-progress", "--no-plots", "--geophys"]
+    first = ["leaderboard", str(tmp_path / "v1"), "--out", str(tmp_path / "lb1"), "--scorer", str(board["scorer"])]
+    assert cli([*first, *fast]) == 0
+    second = ["leaderboard", str(tmp_path / "v2"), "--out", str(tmp_path / "lb2"), "--scorer", str(board["scorer"])]
+    assert cli([*second, *fast, "--baseline", str(tmp_path / "lb1" / "leaderboard.json")]) == 1
+    err = capsys.readouterr().err
+    rows = json.loads((tmp_path / "lb2" / "leaderboard.json").read_text())["gate"]["rows"]
+    caught = [r for r in rows if r["regression"]]
+    assert caught and all(r["entry"] == "plausible" and r["diff"] > 0 for r in caught)
+    assert all(f"regression: {r['evaluator']} plausible vs plausible" in err for r in caught)
 
 
 def test_scoring_resumes_after_a_kill(board, capsys):

@@ -189,6 +189,41 @@ def headline_markdown(
     return "\n".join(head + lines)
 
 
+def detail_markdown(over: pd.DataFrame) -> str:
+    """Every (design, role, benchmark, build): the figure, the heuristic's, the margin over it and its lowest interval
+    start over the seeds read; GeoPhys's and the margin over it beside them when any run measured it."""
+    geophys = "geophys" in over and over["geophys"].notna().any()
+    extra = " GeoPhys | margin over it (lowest interval start) |" if geophys else ""
+    lines = [
+        "| design | role | benchmark (build) | same-scene acc. | motion heuristic | margin over it (lowest interval start) |"
+        + extra
+        + " seeds |",
+        "|---|---|---|---|---|---|" + ("---|---|" if geophys else "") + "---|",
+    ]
+
+    def margin(value, low) -> str:
+        return "—" if pd.isna(value) else f"{value:+.3f} ({low:+.3f})"
+
+    for r in over.itertuples(index=False):
+        acc = f"{r.mean:.3f}" + (f" ± {r.sd:.3f}" if len(str(r.seeds).split()) > 1 else "")
+        motion = "—" if pd.isna(r.motion) else f"{r.motion:.3f}"
+        cells = [
+            f"{r.design}",
+            r.role,
+            f"{r.benchmark} ({r.build})",
+            acc,
+            motion,
+            margin(r.margin, r.lowest_margin_low),
+        ]
+        if geophys:
+            cells += [
+                "—" if pd.isna(r.geophys) else f"{r.geophys:.3f}",
+                margin(r.geophys_margin, r.lowest_geophys_margin_low),
+            ]
+        lines.append("| " + " | ".join(cells) + f" | {r.seeds} |")
+    return "\n".join(lines)
+
+
 TABLE_START, TABLE_END = "<!-- results table: written by results/generate.py -->", "<!-- end of results table -->"
 
 
