@@ -95,15 +95,22 @@ def min_frames(signals=SIGNALS, order: int = 2) -> int:
     return max(need[s] for s in signals)
 
 
-def scores_from_features(feats: dict[str, np.ndarray], columns: list[int], signals=SIGNALS, order: int = 2) -> dict:
-    """Video id -> GeoPhys score, from per-step trajectory features (T, D) whose ``columns`` hold one path's
-    speed, turn, accel and residual."""
+def signals_from_features(feats: dict[str, np.ndarray], columns: list[int], order: int = 2) -> dict[str, dict]:
+    """Video id -> GeoPhys's five signals (floats), from per-step trajectory features (T, D) whose ``columns`` hold
+    one path's speed, turn, accel and residual."""
     out = {}
     for vid, f in feats.items():
         steps = torch.as_tensor(np.asarray(f, dtype=np.float32)[:, columns])[None]
-        sig = geophys_signals(steps, STATS, order)
-        out[vid] = float(geophys_score(sig, tuple(signals))[0])
+        out[vid] = {k: v[0] for k, v in geophys_signals(steps, STATS, order).items()}
     return out
+
+
+def scores_from_features(feats: dict[str, np.ndarray], columns: list[int], signals=SIGNALS, order: int = 2) -> dict:
+    """Video id -> GeoPhys score (:func:`geophys_score` of ``signals``), from per-step trajectory features."""
+    return {
+        vid: float(geophys_score({k: v[None] for k, v in sig.items()}, tuple(signals))[0])
+        for vid, sig in signals_from_features(feats, columns, order).items()
+    }
 
 
 def geophys_scores(
@@ -143,11 +150,11 @@ def curvature_gaps(feats: dict[str, np.ndarray], encoder: TrajectoryEncoder, pla
     ones: GeoPhys's rule for the readout layer (the largest gap on a held-out split)."""
     gaps = []
     for pos, layer in enumerate(encoder.layers):
-        cols = encoder.columns(pos, 0)
-        curv = scores_from_features(feats, cols, ("curvature",), encoder.order)
+        sig = signals_from_features(feats, encoder.columns(pos, 0), encoder.order)
+        curv = {v: float(x["curvature"]) for v, x in sig.items()}
         good = [curv[v] for v in curv if plausible.get(v)]
         bad = [curv[v] for v in curv if v in plausible and not plausible[v]]
-        gaps.append((layer, float(np.mean(np.exp(bad)) - np.mean(np.exp(good))) if good and bad else float("nan")))
+        gaps.append((layer, float(np.mean(bad) - np.mean(good)) if good and bad else float("nan")))
     return gaps
 
 

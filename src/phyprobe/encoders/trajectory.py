@@ -76,14 +76,19 @@ def linear_prediction_residual(v: torch.Tensor, order: int = 2, window: int = 8,
     return (target[:, 1:] - pred).norm(dim=-1)
 
 
+def check_stats(stats) -> None:
+    """Refuse statistic names the encoder does not compute, naming the known ones."""
+    unknown = set(stats) - set(STATS)
+    if unknown:
+        raise ValueError(f"trajectory: unknown statistics {sorted(unknown)}; known: {list(STATS)}")
+
+
 def trajectory_kinematics(
     z: torch.Tensor, order: int = 2, window: int = 8, ridge: float = 1e-2, stats: tuple[str, ...] = STATS
 ) -> torch.Tensor:
     """Per-frame kinematics of trajectories ``z`` (B, T, K, C): K paths of C-d points. Returns (B, T, K, len(stats)),
     each statistic causal, its first undefined frames repeating its first value (module docstring)."""
-    unknown = set(stats) - set(STATS)
-    if unknown:
-        raise ValueError(f"trajectory: unknown statistics {sorted(unknown)}; known: {list(STATS)}")
+    check_stats(stats)
     z = z.float()
     t = z.shape[1]
     v = z[:, 1:] - z[:, :-1]  # v[:, j] is the step into frame j + 1
@@ -172,7 +177,7 @@ class TrajectoryEncoder(FrozenEncoder):
         self.preprocess = frames.preprocess
         self.cells_per_layer = sum(g * g for g in self.grids)
         self.feature_dim = len(self.layers) * self.cells_per_layer * len(self.stats)
-        trajectory_kinematics(torch.zeros(1, 3, 1, 2), order, window, ridge, self.stats)  # unknown stats fail here
+        check_stats(self.stats)
 
     def columns(self, layer: int, cell: int = 0, stats: tuple[str, ...] | None = None) -> list[int]:
         """Feature columns of ``stats`` (all by default) for the path of ``cell`` (0: the first grid's first
