@@ -87,6 +87,7 @@ class ScriptedServer(LocalServer):
         self.part_types: list[list[str]] = []  # content part types of each request, in arrival order
         self.extra: list[dict] = []  # mm_processor_kwargs of each request
         self.lock = threading.Lock()
+        self.active = 0  # requests being handled now
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -96,6 +97,15 @@ class ScriptedServer(LocalServer):
                 pass
 
             def do_POST(self):  # noqa: N802
+                with server.lock:
+                    server.active += 1
+                try:
+                    self._post()
+                finally:
+                    with server.lock:
+                        server.active -= 1
+
+            def _post(self):
                 length = int(self.headers.get("content-length", 0))
                 body = json.loads(self.rfile.read(length))
                 key = request_key(body)
@@ -116,6 +126,20 @@ class ScriptedServer(LocalServer):
 
     def stop(self) -> None:
         self.stopping.set()
+
+    def settle(self, quiet_s: float = 0.5, limit_s: float = 30.0) -> None:
+        """Wait until no request is being handled and none has arrived for ``quiet_s``: after a client is killed,
+        the requests it had already sent are counted before a test reads :attr:`counts`."""
+        end, last, since = time.monotonic() + limit_s, None, time.monotonic()
+        while time.monotonic() < end:
+            with self.lock:
+                now = (self.active, sum(self.counts.values()))
+            if now != last:
+                last, since = now, time.monotonic()
+            elif now[0] == 0 and time.monotonic() - since >= quiet_s:
+                return
+            time.sleep(0.02)
+        raise TimeoutError(f"the scripted server was still busy after {limit_s} s")
 
     # -- replies --------------------------------------------------------------------------------
 
