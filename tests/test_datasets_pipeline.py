@@ -5,6 +5,7 @@ import json
 
 import dataset_fixtures as F
 import numpy as np
+import torch
 import pandas as pd
 import pytest
 from hydra.errors import InstantiationException
@@ -204,3 +205,33 @@ def test_sampling_weights_give_each_source_and_kind_its_share():
     assert sampling_weights(pairs, None) is None
     with pytest.raises(ValueError, match=r"no weight for source\(s\) \['small'\]"):
         sampling_weights(pairs, {"source": {"big": 1.0}})
+
+
+def test_per_dataset_extraction_then_training_on_their_mix_runs_no_encoder_forward(prepared, tmp_path, capsys):
+    """``phyprobe extract`` on each of two prepared datasets with train.py's overrides, then train.py on the mix of
+    both: the cache holds videos by file, not by the manifest that listed them, so the training encodes nothing
+    (every frozen encoder's forward is counted by a global hook)."""
+    from conftest import run_cli
+
+    from phyprobe.encoders import FrozenEncoder
+
+    train_dirs, bench, _ = prepared
+    parts = {k: train_dirs[k] for k in ("videophy2", "real_folder")}
+    cache = tmp_path / "cache"
+    backbone = ["backbone=efficientnet_lite0", "backbone.image_size=64", "clip.num_frames=4"]
+    for d in parts.values():
+        code, out, err = run_cli(["extract", d, *backbone, "--cache", cache, "--workers", "0"], capsys, 300)
+        assert code == 0 and "unreadable: 0" in out, err[-2000:]
+    (encoded,) = [d for d in cache.iterdir() if d.name.startswith("efficientnet_lite0-")]  # one cache for both
+    forwards = []
+    hook = torch.nn.modules.module.register_module_forward_pre_hook(
+        lambda module, args: forwards.append(type(module).__name__) if isinstance(module, FrozenEncoder) else None
+    )
+    try:
+        cfg = mix_train_cfg(tmp_path / "run", parts, {"videophy2": bench["videophy2"]}, cache, extra=backbone)
+        metrics = train(cfg)
+    finally:
+        hook.remove()
+    assert metrics["run"]["num_train_pairs"] > 0
+    assert forwards == []
+    assert [d.name for d in cache.iterdir() if d.name.startswith("efficientnet_lite0-")] == [encoded.name]

@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def test_a_shard_is_published_after_flush_seconds_even_if_not_full(tmp_path):
-    cache = FeatureCache(tmp_path, {"name": "x"}, CLIP, tmp_path / "m")
+    cache = FeatureCache(tmp_path, {"name": "x"}, CLIP)
     w = cache.writer(shard_size=256, flush_seconds=0.0)
     w.write("a", np.ones((2, 3), np.float32), np.arange(2))
     assert cache.done_ids() == {"a"}  # visible to a reader (and a rerun) before the writer closes

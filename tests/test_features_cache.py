@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from phyprobe.data.manifest import Manifest, write_jsonl
-from phyprobe.features.cache import FeatureCache
+from phyprobe.features.cache import FeatureCache, video_key
 from phyprobe.features.extract import extract_features
 from phyprobe.features.table import ShardFeatureTable
 from phyprobe.head import PhyProbeHead
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def _cache(tmp_path) -> FeatureCache:
-    return FeatureCache(tmp_path / "cache", {"name": "fake", "dim": 3}, CLIP, tmp_path, "float16")
+    return FeatureCache(tmp_path / "cache", {"name": "fake", "dim": 3}, CLIP, "float16")
 
 
 def _rows(n: int, seed: int = 0) -> dict[str, np.ndarray]:
@@ -136,14 +136,15 @@ def test_a_video_replaced_under_its_id_is_encoded_again(tmp_path):
     replaced, touched = "s1_plausible", "s2_plausible"
     write_video(path[replaced], np.random.default_rng(1).integers(0, 256, (8, 32, 48, 3), np.uint8), fps=12)
     os.utime(path[touched], ns=(1, 1))
-    assert cache.changed_ids(path) == {replaced}
+    by_file = {video_key(p): p for p in path.values()}  # the cache knows a video by its file
+    assert cache.cache.changed_ids(by_file) == {video_key(path[replaced])}
 
     extract_features(m, enc, CLIP, tmp_path / "cache", batch_size=2, num_workers=0, trainer_kwargs=CPU, shard_size=2)
     after = shard_contents(cache)
     cold = shard_contents(
         extract_features(m, enc, CLIP, tmp_path / "cold", batch_size=2, num_workers=0, trainer_kwargs=CPU)
     )
-    assert sorted(after) == sorted(before) and not cache.changed_ids(path)
+    assert sorted(after) == sorted(before) and not cache.cache.changed_ids(by_file)
     np.testing.assert_array_equal(after[replaced], cold[replaced])
     assert not np.array_equal(after[replaced], before[replaced])
     assert_same_features(

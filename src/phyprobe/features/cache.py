@@ -2,8 +2,14 @@
 
 The encoder is frozen and costs almost all of the compute, so features are computed once and keyed
 by everything that changes them (the encoder's ``describe()``: name, weights, layer, input size,
-resize mode; the clip spec; the storage dtype) plus the manifest they belong to. Pooling, loss, head
-and λ ablations then never touch a video.
+resize mode; the clip spec; the storage dtype). Pooling, loss, head and λ ablations then never touch
+a video.
+
+Inside a cache a video is stored under its identity, the resolved path of its file
+(:func:`video_key`), never under the id one manifest gives it: ``phyprobe extract`` run on each dataset
+and a training mix that lists the same files read one cache, and two manifests that both call a
+different file ``0001`` never overwrite each other's features. :meth:`FeatureCache.for_manifest` reads
+the cache in a manifest's ids.
 
 Layout of one cache directory::
 
@@ -48,17 +54,17 @@ from ..io.video import ClipSpec
 log = logging.getLogger(__name__)
 
 
-def cache_key(encoder_desc: dict, clip: ClipSpec, dtype: str, manifest_root: str | os.PathLike) -> str:
-    blob = json.dumps(
-        {
-            "encoder": encoder_desc,
-            "clip": clip.to_dict(),
-            "dtype": dtype,
-            "manifest": str(Path(manifest_root).resolve()),
-        },
-        sort_keys=True,
-    )
+def cache_key(encoder_desc: dict, clip: ClipSpec, dtype: str) -> str:
+    """What changes the features, and nothing else: which manifest lists a video is not part of it."""
+    blob = json.dumps({"encoder": encoder_desc, "clip": clip.to_dict(), "dtype": dtype}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def video_key(path: str | os.PathLike) -> str:
+    """A video's identity in the cache: its file's resolved path. A file replaced at that path since it was
+    encoded is noticed by its content record (:meth:`FeatureCache.changed_ids`); equal bytes at another path are
+    copied, not encoded again (the content index)."""
+    return str(Path(path).resolve())
 
 
 def sample_key(video_id: str) -> str:
@@ -68,25 +74,22 @@ def sample_key(video_id: str) -> str:
 
 
 class FeatureCache:
-    def __init__(
-        self,
-        root: str | os.PathLike,
-        encoder_desc: dict,
-        clip: ClipSpec,
-        manifest_root: str | os.PathLike,
-        dtype: str = "float16",
-    ):
+    def __init__(self, root: str | os.PathLike, encoder_desc: dict, clip: ClipSpec, dtype: str = "float16"):
         if dtype not in ("float16", "float32"):
             raise ValueError(f"feature cache dtype must be float16 or float32, got {dtype!r}")
         self.dtype = dtype
-        self.key = cache_key(encoder_desc, clip, dtype, manifest_root)
+        self.key = cache_key(encoder_desc, clip, dtype)
         self.dir = Path(root) / f"{encoder_desc['name']}-{self.key}"
-        self.spec = {
-            "encoder": encoder_desc,
-            "clip": clip.to_dict(),
-            "dtype": dtype,
-            "manifest": str(Path(manifest_root).resolve()),
-        }
+        self.spec = {"encoder": encoder_desc, "clip": clip.to_dict(), "dtype": dtype}
+
+    def for_manifest(self, manifest) -> "ManifestCache":
+        """This cache read in ``manifest``'s ids."""
+        keys = [video_key(manifest.video_path(p)) for p in manifest.videos["path"]]
+        return ManifestCache(self, dict(zip(manifest.videos["id"], keys)))
+
+    def key_of(self, vid: str) -> str:
+        """The stored key of ``vid``: itself here; a manifest's id in :class:`ManifestCache`."""
+        return vid
 
     def prepare(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -212,6 +215,48 @@ class FeatureCache:
             if want is None or s["id"] in want:
                 out[s["id"]] = s["feats"]
         return out
+
+
+class ManifestCache:
+    """A :class:`FeatureCache` read in one manifest's ids: what training, evaluation and the baselines see.
+
+    Each id stands for its video's stored key (:func:`video_key`); ids of one file share its features. Reading
+    only: what writes the cache works in stored keys (:func:`phyprobe.features.extract.extract_features`)."""
+
+    def __init__(self, cache: FeatureCache, keys: dict[str, str]):
+        self.cache, self.keys = cache, keys
+        self.dir, self.dtype, self.key, self.spec = cache.dir, cache.dtype, cache.key, cache.spec
+        self._ids_of: dict[str, list[str]] = {}
+        for vid, key in keys.items():
+            self._ids_of.setdefault(key, []).append(vid)
+
+    def key_of(self, vid: str) -> str:
+        return self.keys[vid]
+
+    def shards(self) -> list[Path]:
+        return self.cache.shards()
+
+    def done_ids(self) -> set[str]:
+        done = self.cache.done_ids()
+        return {vid for vid, key in self.keys.items() if key in done}
+
+    def failures(self) -> dict[str, dict]:
+        failed = self.cache.failures()
+        return {vid: {**failed[key], "id": vid} for vid, key in self.keys.items() if key in failed}
+
+    def content_records(self) -> dict[str, dict]:
+        records = self.cache.content_records()
+        return {vid: {**records[key], "id": vid} for vid, key in self.keys.items() if key in records}
+
+    def iter_samples(self, shards: Iterable[Path] | None = None) -> Iterable[dict]:
+        for s in self.cache.iter_samples(shards):
+            for vid in self._ids_of.get(s["id"], ()):
+                yield {**s, "id": vid}
+
+    def load(self, ids: Iterable[str] | None = None) -> dict[str, np.ndarray]:
+        want = list(self.keys) if ids is None else [v for v in ids if v in self.keys]
+        feats = self.cache.load({self.keys[v] for v in want})
+        return {v: feats[self.keys[v]] for v in want if self.keys[v] in feats}
 
 
 def published_shards(directory: Path) -> list[Path]:

@@ -12,6 +12,7 @@ import logging
 import sys
 from pathlib import Path
 
+import numpy as np
 import torch
 from lightning.pytorch.callbacks import BasePredictionWriter
 from torch.utils.data import DataLoader, Dataset
@@ -22,7 +23,7 @@ from ..encoders.base import default_encoder_threads
 from ..errors import UserError, debug_enabled, user_error_line
 from ..io.video import ClipSpec, VideoDecodeError
 from ..lightning_setup import L
-from .cache import FeatureCache, content_hash, file_stat
+from .cache import FeatureCache, ManifestCache, content_hash, file_stat, video_key
 
 log = logging.getLogger(__name__)
 
@@ -162,8 +163,10 @@ def extract_features(
     trainer_kwargs: dict | None = None,
     encoder_threads: int | None = None,
     flush_seconds: float = 30.0,
-) -> FeatureCache:
-    """Fill the cache for every video of ``manifest`` not already in it; returns the cache.
+) -> ManifestCache:
+    """Fill the cache for every video of ``manifest`` not already in it; returns the cache, read in the manifest's
+    ids. Videos are stored under their file's identity (:func:`~.cache.video_key`), so a video another manifest
+    listed is already there: per-dataset extractions fill the cache a training mix of them reads.
 
     ``num_workers="auto"``: decode in-process on CPU-only machines (measured on 2 cores: 0.97 of
     the pure-forward throughput against 0.85 with one decode worker, which takes a core from the
@@ -182,9 +185,13 @@ def extract_features(
     """
     if batch_size < 1 or shard_size < 1:
         raise UserError(f"batch_size and shard_size must be >= 1, got {batch_size} and {shard_size}")
-    cache = FeatureCache(cache_root, encoder.describe(), clip, manifest.root, dtype)
+    cache = FeatureCache(cache_root, encoder.describe(), clip, dtype)
+    view = cache.for_manifest(manifest)
     cache.prepare()
-    paths = {v: manifest.video_path(p) for v, p in zip(manifest.videos["id"], manifest.videos["path"])}
+    paths: dict[str, Path] = {}  # stored key -> file, once per file however many ids list it
+    for p in manifest.videos["path"]:
+        path = manifest.video_path(p)
+        paths.setdefault(video_key(path), path)
     changed = cache.changed_ids(paths)
     if changed:
         log.warning(
@@ -195,28 +202,29 @@ def extract_features(
         )
         cache.forget(changed)
     skip = cache.done_ids() | cache.known_failures(paths)
-    todo = [(v, p) for v, p in paths.items() if v not in skip]
+    todo = [(k, p) for k, p in paths.items() if k not in skip]
     if not todo:
-        return cache
+        return view
 
     def upstream(enc: FrozenEncoder, enc_dtype: str) -> FeatureCache:
         """The cache of an encoder these features are computed from, filled for the videos still to do."""
-        sub = manifest.keep(manifest.videos["id"].isin([v for v, _ in todo]).to_numpy())
+        wanted = {k for k, _ in todo}
+        sub = manifest.keep(np.array([video_key(manifest.video_path(p)) in wanted for p in manifest.videos["path"]]))
         return extract_features(
             sub, enc, clip, cache_root, enc_dtype, batch_size, num_workers, shard_size, trainer_kwargs,
             encoder_threads, flush_seconds,
-        )  # fmt: skip
+        ).cache  # fmt: skip
 
     if callable(getattr(encoder, "derive_parts", None)):
         part_caches = [upstream(part, encoder.part_dtype) for part in encoder.parts]
         _concat_parts(cache, part_caches, encoder, todo, shard_size, flush_seconds)
-        return cache
+        return view
     if callable(getattr(encoder, "derive", None)):
         _derive_from_base(cache, upstream(encoder.base, encoder.base_dtype), encoder, todo, shard_size, flush_seconds)
-        return cache
+        return view
     todo, copies = _share_content(cache, todo, shard_size, flush_seconds)
     if not todo:
-        return cache
+        return view
     log.info("extracting %d of %d videos into %s", len(todo), len(manifest), cache.dir)
     if num_workers == "auto":
         num_workers = 4 if torch.cuda.is_available() else 0
@@ -242,7 +250,7 @@ def extract_features(
         trainer = L.Trainer(callbacks=[writer], **kw)
         threads = encoder_threads or default_encoder_threads(num_workers, processes=trainer.num_devices)
         trainer.predict(ExtractionModule(encoder, cpu_threads=threads), loader, return_predictions=False)
-    return cache
+    return view
 
 
 def _derive_from_base(
@@ -345,11 +353,24 @@ def _share_content(
 
 
 def add_cli(sub) -> None:
-    p = sub.add_parser("extract", help="encode a manifest's videos once into the feature cache")
+    p = sub.add_parser(
+        "extract",
+        help="encode a manifest's videos once into the feature cache",
+        description="Encode a manifest's videos once into the feature cache. Given train.py's overrides "
+        "(phyprobe extract data/prepared/videophy2 backbone=perception_encoder), the encoder, clip and storage "
+        "dtype are the ones train.py composes from the same overrides, so a training run on any manifest listing "
+        "these files reads the cache and encodes nothing.",
+    )
     p.add_argument("manifest", type=Path)
-    p.add_argument("--encoder", default="efficientnet_lite0")
+    p.add_argument(
+        "overrides",
+        nargs="*",
+        metavar="OVERRIDE",
+        help="train.py's config overrides (backbone=..., clip.num_frames=...): extract exactly what it would",
+    )
+    p.add_argument("--encoder", default=None, help="a registered encoder instead (default efficientnet_lite0)")
     p.add_argument("--image-size", type=_positive_int, default=None)
-    p.add_argument("--num-frames", type=_positive_int, default=16)
+    p.add_argument("--num-frames", type=_positive_int, default=None, help="with --encoder (default 16)")
     p.add_argument("--cache", type=Path, default=Path(".cache/features"))
     p.add_argument("--batch-size", type=_positive_int, default=8)
     p.add_argument(
@@ -381,14 +402,43 @@ def _int_at_least(text: str, lo: int) -> int:
     return v
 
 
+def _as_training_composes(overrides: list[str]) -> tuple[FrozenEncoder, ClipSpec, str]:
+    """The encoder, clip and feature dtype train.py composes from ``overrides``; a backbone fitted in the training
+    run (a dynamics model) is refused: what is worth extracting ahead is the frozen encoder under it."""
+    from hydra import compose, initialize_config_dir
+    from hydra.errors import HydraException
+
+    from ..config_files import config_dir
+    from ..training.pipeline import build_encoder, fits_in_run
+
+    try:
+        with initialize_config_dir(version_base="1.3", config_dir=str(config_dir())):
+            cfg = compose("train", overrides=overrides)
+    except HydraException as e:
+        raise UserError(f"train.py overrides {' '.join(overrides)}: {str(e).splitlines()[0]}") from None
+    if fits_in_run(cfg.backbone):
+        raise UserError(
+            f"backbone {cfg.backbone.get('name', '?')}: fitted in the training run (checkpoint: fit); extract the "
+            "frozen encoder it is fitted on, or train once and extract with its scorer's encoder"
+        )
+    return build_encoder(cfg.backbone), ClipSpec(**cfg.clip), str(cfg.feature_dtype)
+
+
 def _cli(args) -> int:
     from ..encoders import available_configs, from_config
 
     manifest = Manifest.load(args.manifest)  # the cheap checks first
-    if args.encoder not in available_configs():
-        raise UserError(f"unknown encoder {args.encoder!r}; available: {', '.join(available_configs())}")
-    kw = {"image_size": args.image_size} if args.image_size else {}
-    enc = from_config(args.encoder, **kw)
+    if args.overrides and (args.encoder or args.image_size or args.num_frames):
+        raise UserError("give either train.py's overrides or --encoder/--image-size/--num-frames, not both")
+    dtype = "float16"
+    if args.overrides:
+        enc, clip, dtype = _as_training_composes(args.overrides)
+    else:
+        name = args.encoder or "efficientnet_lite0"
+        if name not in available_configs():
+            raise UserError(f"unknown encoder {name!r}; available: {', '.join(available_configs())}")
+        enc = from_config(name, **({"image_size": args.image_size} if args.image_size else {}))
+        clip = ClipSpec(args.num_frames or 16)
     devices = int(args.devices) if args.devices.isdigit() else args.devices
     tk = {"devices": devices}
     if devices != 1:
@@ -396,8 +446,9 @@ def _cli(args) -> int:
     cache = extract_features(
         manifest,
         enc,
-        ClipSpec(args.num_frames),
+        clip,
         args.cache,
+        dtype=dtype,
         batch_size=args.batch_size,
         num_workers=args.workers,
         shard_size=args.shard_size,

@@ -20,7 +20,7 @@ from typing import Iterable
 import numpy as np
 import torch
 
-from .cache import FeatureCache, sample_key
+from .cache import FeatureCache, ManifestCache, sample_key
 
 _MAX_OPEN = 64  # shard file descriptors kept open at once
 _HEADER_READERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
@@ -56,7 +56,7 @@ class ShardFeatureTable:
     can share descriptors, and pickling (spawned workers, DDP) drops them to be reopened.
     """
 
-    def __init__(self, cache: FeatureCache, ids: Iterable[str]):
+    def __init__(self, cache: FeatureCache | ManifestCache, ids: Iterable[str]):
         self._fds: dict[int, int] = {}
         ids = list(ids)
         shards = cache.shards()
@@ -69,12 +69,13 @@ class ShardFeatureTable:
                 elif (shp, dt) != (shape, dtype):
                     raise ValueError(f"{tar}: video {vid} has features {shp} {dt}, others {shape} {dtype}")
                 where.setdefault(vid, (s, off))
-        missing = [v for v in ids if v not in where]
+        keys = [cache.key_of(v) for v in ids]
+        missing = [v for v, k in zip(ids, keys) if k not in where]
         if missing:
             raise KeyError(f"{len(missing)} ids not in feature cache {cache.dir}, e.g. {missing[:3]}")
         self.paths = [str(p) for p in shards]
-        self.shard = np.array([where[v][0] for v in ids], dtype=np.int32)
-        self.offset = np.array([where[v][1] for v in ids], dtype=np.int64)
+        self.shard = np.array([where[k][0] for k in keys], dtype=np.int32)
+        self.offset = np.array([where[k][1] for k in keys], dtype=np.int64)
         self.row_shape = tuple(shape) if shape is not None else (0, 0)
         self.dtype = np.dtype(dtype if dtype is not None else np.float16)
         self.row_bytes = int(np.prod(self.row_shape)) * self.dtype.itemsize

@@ -189,7 +189,7 @@ def geophys_column(
     manifest = Manifest(videos.reindex(columns=list(VIDEO_FIELDS)), pd.DataFrame(columns=list(PAIR_FIELDS)), out_dir)
     cache_root = Path(out_dir) / "features"
     desc = geophys_encoder(opts["frames"], opts["layer"]).describe()
-    cache = FeatureCache(cache_root, desc, ClipSpec(opts["num_frames"]), manifest.root)
+    cache = FeatureCache(cache_root, desc, ClipSpec(opts["num_frames"])).for_manifest(manifest)
     ids = set(videos["id"])
     before = (cache.done_ids() | set(cache.failures())) & ids
     t0 = time.perf_counter()

@@ -10,7 +10,7 @@ import torch
 
 from phyprobe.data.manifest import Manifest
 from phyprobe.encoders import from_config
-from phyprobe.features.cache import FeatureCache
+from phyprobe.features.cache import FeatureCache, ManifestCache
 from phyprobe.io.video import ClipSpec
 from phyprobe.testing.videos import write_toy_manifest
 
@@ -33,13 +33,17 @@ def toy_manifest_at(root: Path, num_scenes: int = 6, frames: int = 8) -> Manifes
     return Manifest.load(root)
 
 
-def shard_contents(cache: FeatureCache) -> dict[str, np.ndarray]:
-    """id -> features over every published shard, failing on any id stored twice."""
-    out: dict[str, np.ndarray] = {}
-    for s in cache.iter_samples():
-        assert s["id"] not in out, f"{s['id']} is stored in more than one shard"
-        out[s["id"]] = s["feats"]
-    return out
+def shard_contents(cache: FeatureCache | ManifestCache) -> dict[str, np.ndarray]:
+    """id -> features over every published shard (in the manifest's ids when ``cache`` is read through one),
+    failing on any video stored twice."""
+    store = getattr(cache, "cache", cache)
+    stored: dict[str, np.ndarray] = {}
+    for s in store.iter_samples():
+        assert s["id"] not in stored, f"{s['id']} is stored in more than one shard"
+        stored[s["id"]] = s["feats"]
+    if store is cache:
+        return stored
+    return {vid: stored[key] for vid, key in cache.keys.items() if key in stored}
 
 
 def assert_same_features(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> None:

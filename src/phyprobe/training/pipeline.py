@@ -27,7 +27,7 @@ from ..encoders import FrozenEncoder
 from ..errors import InvalidOption, UserError
 from ..eval.protocols import same_scene_margins
 from ..eval.shortcuts import shortcut_diagnostics
-from ..features.cache import FeatureCache
+from ..features.cache import ManifestCache
 from ..features.extract import extract_features
 from ..features.table import ShardFeatureTable
 from ..head import PhyProbeHead
@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 
 
 def load_feature_table(
-    cache: FeatureCache, manifest: Manifest, streaming: bool = False
+    cache: ManifestCache, manifest: Manifest, streaming: bool = False
 ) -> tuple[torch.Tensor | ShardFeatureTable, dict[str, int], Manifest, list[dict]]:
     """The cached features of ``manifest`` as one (N, T', D) table, in the manifest's video order.
 
