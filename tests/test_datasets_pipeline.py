@@ -5,9 +5,9 @@ import json
 
 import dataset_fixtures as F
 import numpy as np
-import torch
 import pandas as pd
 import pytest
+import torch
 from hydra.errors import InstantiationException
 from omegaconf import open_dict
 
