@@ -82,6 +82,16 @@ class FeatureCache:
         self.dir = Path(root) / f"{encoder_desc['name']}-{self.key}"
         self.spec = {"encoder": encoder_desc, "clip": clip.to_dict(), "dtype": dtype}
 
+    @classmethod
+    def open(cls, directory: str | os.PathLike) -> "FeatureCache":
+        """The cache in ``directory`` (one ``<encoder>-<key>`` folder), from the ``spec.json`` it was made with."""
+        directory = Path(directory)
+        spec = json.loads((directory / "spec.json").read_text())
+        cache = cls(directory.parent, spec["encoder"], ClipSpec(**spec["clip"]), spec["dtype"])
+        if cache.dir.name != directory.name:
+            raise ValueError(f"{directory}: its spec.json gives the key {cache.key}, not the folder's name")
+        return cache
+
     def for_manifest(self, manifest) -> "ManifestCache":
         """This cache read in ``manifest``'s ids."""
         keys = [video_key(manifest.video_path(p)) for p in manifest.videos["path"]]

@@ -1,20 +1,27 @@
 """Encode every video of a manifest once, into the feature cache.
 
-Runs through Lightning's ``Trainer.predict`` so that the same code extracts on one CPU, N GPUs or N
-nodes (DDP; each rank writes its own shards). Decoding and preprocessing happen in DataLoader
-workers, overlapped with the encoder; frames of several videos are batched into one forward pass.
+Runs through Lightning's ``Trainer.predict`` so that the same code extracts on one CPU or N GPUs of one node
+(``--devices N``: DDP, each rank writes its own shards). Started several times by a launcher (``torchrun`` on
+any number of nodes, an ``srun`` step, a job array with ``--share I/N``), each process takes its share of the
+videos by a hash of each video's identity and extracts it on its own device, with no process group and no
+collective: a process that dies or is preempted costs only its unpublished work, and a rerun takes up exactly what
+is missing (the pattern of v-iashin/video_features). Decoding and preprocessing happen in DataLoader workers,
+overlapped with the encoder; frames of several videos are batched into one forward pass.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import logging
+import os
 import sys
 from pathlib import Path
 
 import numpy as np
 import torch
 from lightning.pytorch.callbacks import BasePredictionWriter
+from lightning.pytorch.plugins.environments import LightningEnvironment
 from torch.utils.data import DataLoader, Dataset
 
 from ..data.manifest import Manifest
@@ -122,9 +129,11 @@ class ShardWriterCallback(BasePredictionWriter):
         shard_size: int = 256,
         copies: dict[str, list[tuple[str, str, str | None]]] | None = None,
         flush_seconds: float = 30.0,
+        rank: int | None = None,
     ):
         super().__init__(write_interval="batch")
         self.cache, self.shard_size, self.flush_seconds = cache, shard_size, flush_seconds
+        self.rank = rank  # the writer's rank: the trainer's global rank unless a launcher's share says otherwise
         self.copies = copies or {}
         self._writer = None
         self.num_written = 0
@@ -132,7 +141,9 @@ class ShardWriterCallback(BasePredictionWriter):
 
     def on_predict_start(self, trainer, pl_module):
         self._writer = self.cache.writer(
-            rank=trainer.global_rank, shard_size=self.shard_size, flush_seconds=self.flush_seconds
+            rank=trainer.global_rank if self.rank is None else self.rank,
+            shard_size=self.shard_size,
+            flush_seconds=self.flush_seconds,
         )
 
     def write_on_batch_end(self, trainer, pl_module, prediction, batch_indices, batch, batch_idx, dataloader_idx=0):
@@ -163,6 +174,7 @@ def extract_features(
     trainer_kwargs: dict | None = None,
     encoder_threads: int | None = None,
     flush_seconds: float = 30.0,
+    share: tuple[int, int] | None = None,
 ) -> ManifestCache:
     """Fill the cache for every video of ``manifest`` not already in it; returns the cache, read in the manifest's
     ids. Videos are stored under their file's identity (:func:`~.cache.video_key`), so a video another manifest
@@ -179,6 +191,9 @@ def extract_features(
     loses at most that much whatever the manifest's size. Each distinct file content is encoded
     once: ids whose bytes equal a cached video's are copied from the cache, and ids sharing bytes
     within the run ride on one decode.
+
+    ``share=(i, n)``: extract only the videos of share ``i`` of ``n`` (:func:`in_share`), on one device and under
+    writer rank ``i``, as one of ``n`` processes a launcher started; the shares of any ``n`` cover every video once.
 
     Leaves the global RNG as it found it (iterating a DataLoader draws a seed), so a run on a warm
     cache trains exactly like the cold run that filled it.
@@ -202,7 +217,7 @@ def extract_features(
         )
         cache.forget(changed)
     skip = cache.done_ids() | cache.known_failures(paths)
-    todo = [(k, p) for k, p in paths.items() if k not in skip]
+    todo = [(k, p) for k, p in paths.items() if k not in skip and (share is None or in_share(k, *share))]
     if not todo:
         return view
 
@@ -212,17 +227,19 @@ def extract_features(
         sub = manifest.keep(np.array([video_key(manifest.video_path(p)) in wanted for p in manifest.videos["path"]]))
         return extract_features(
             sub, enc, clip, cache_root, enc_dtype, batch_size, num_workers, shard_size, trainer_kwargs,
-            encoder_threads, flush_seconds,
+            encoder_threads, flush_seconds, share,
         ).cache  # fmt: skip
 
+    writer_rank = 0 if share is None else share[0]  # a launcher's processes never share a writer's lock
     if callable(getattr(encoder, "derive_parts", None)):
         part_caches = [upstream(part, encoder.part_dtype) for part in encoder.parts]
-        _concat_parts(cache, part_caches, encoder, todo, shard_size, flush_seconds)
+        _concat_parts(cache, part_caches, encoder, todo, shard_size, flush_seconds, writer_rank)
         return view
     if callable(getattr(encoder, "derive", None)):
-        _derive_from_base(cache, upstream(encoder.base, encoder.base_dtype), encoder, todo, shard_size, flush_seconds)
+        base = upstream(encoder.base, encoder.base_dtype)
+        _derive_from_base(cache, base, encoder, todo, shard_size, flush_seconds, writer_rank)
         return view
-    todo, copies = _share_content(cache, todo, shard_size, flush_seconds)
+    todo, copies = _share_content(cache, todo, shard_size, flush_seconds, writer_rank)
     if not todo:
         return view
     log.info("extracting %d of %d videos into %s", len(todo), len(manifest), cache.dir)
@@ -237,7 +254,7 @@ def extract_features(
         persistent_workers=False,
         pin_memory=torch.cuda.is_available(),
     )
-    writer = ShardWriterCallback(cache, shard_size, copies, flush_seconds)
+    writer = ShardWriterCallback(cache, shard_size, copies, flush_seconds, None if share is None else share[0])
     kw = {
         "accelerator": "auto",
         "devices": 1,
@@ -246,6 +263,10 @@ def extract_features(
         "enable_model_summary": False,
     }
     kw.update(trainer_kwargs or {})
+    if share is not None:  # one of a launcher's processes: its own device, and no process group to wait on
+        kw.update(devices=[local_rank()] if torch.cuda.is_available() else 1, plugins=[LightningEnvironment()])
+        kw.pop("strategy", None)
+        kw.pop("num_nodes", None)
     with torch.random.fork_rng(devices=[]):
         trainer = L.Trainer(callbacks=[writer], **kw)
         threads = encoder_threads or default_encoder_threads(num_workers, processes=trainer.num_devices)
@@ -260,6 +281,7 @@ def _derive_from_base(
     todo: list[tuple[str, Path]],
     shard_size: int,
     flush_seconds: float,
+    rank: int = 0,
 ) -> None:
     """Features of an encoder computed from another's (``encoder.derive``: a dynamics model on its base),
     read from the base's cache: the base is encoded once for every model fitted on it. A video the base
@@ -267,7 +289,7 @@ def _derive_from_base(
     want = dict(todo)
     failures, records = base_cache.failures(), base_cache.content_records()
     log.info("deriving %d videos' %s features from %s", len(todo), encoder.name, base_cache.dir)
-    w = cache.writer(shard_size=shard_size, flush_seconds=flush_seconds)
+    w = cache.writer(rank=rank, shard_size=shard_size, flush_seconds=flush_seconds)
     try:
         for s in base_cache.iter_samples():
             if s["id"] in want:
@@ -293,6 +315,7 @@ def _concat_parts(
     todo: list[tuple[str, Path]],
     shard_size: int,
     flush_seconds: float,
+    rank: int = 0,
 ) -> None:
     """A ``concat`` encoder's features from its parts' caches (``encoder.derive_parts``): each part is encoded
     once, and shared with any run that uses it alone. The first part is streamed; the others' features for the
@@ -304,7 +327,7 @@ def _concat_parts(
         failures.update({v: f for v, f in pc.failures().items() if v in want and v not in failures})
     records = part_caches[0].content_records()
     log.info("concatenating %d videos' features of %d parts into %s", len(todo), len(part_caches), cache.dir)
-    w = cache.writer(shard_size=shard_size, flush_seconds=flush_seconds)
+    w = cache.writer(rank=rank, shard_size=shard_size, flush_seconds=flush_seconds)
     try:
         for s in part_caches[0].iter_samples():
             vid = s["id"]
@@ -321,7 +344,7 @@ def _concat_parts(
 
 
 def _share_content(
-    cache: FeatureCache, todo: list[tuple[str, Path]], shard_size: int, flush_seconds: float
+    cache: FeatureCache, todo: list[tuple[str, Path]], shard_size: int, flush_seconds: float, rank: int = 0
 ) -> tuple[list[tuple[str, Path]], dict[str, list[tuple[str, str, str | None]]]]:
     """Split ``todo`` into one representative per distinct content (to encode) and its copies;
     ids whose content is already cached under another id get those features now."""
@@ -330,7 +353,7 @@ def _share_content(
     reuse = {v: cached[d] for v, d in digests.items() if d is not None and d in cached}
     if reuse:
         feats = {s["id"]: s for s in cache.iter_samples() if s["id"] in set(reuse.values())}
-        w = cache.writer(shard_size=shard_size, flush_seconds=flush_seconds)
+        w = cache.writer(rank=rank, shard_size=shard_size, flush_seconds=flush_seconds)
         try:
             for v, src in reuse.items():
                 w.write(v, feats[src]["feats"], feats[src]["times"], content=digests[v], stat=file_stat(paths[v]))
@@ -350,6 +373,28 @@ def _share_content(
     if len(reps) < len(todo) - len(reuse):
         log.info("%d videos share content with others in the run: encoded once", len(todo) - len(reuse) - len(reps))
     return reps, copies
+
+
+def in_share(key: str, index: int, count: int) -> bool:
+    """Whether the video stored under ``key`` belongs to share ``index`` of ``count``: a hash of its identity, so
+    every process of a launcher agrees without talking, and a rerun takes up the same share."""
+    return int(hashlib.sha1(key.encode()).hexdigest()[:12], 16) % count == index
+
+
+def launcher_share() -> tuple[int, int] | None:
+    """(this process's index, the number of processes) when a launcher started several copies of this command:
+    ``torchrun`` (``RANK``/``WORLD_SIZE``, any number of nodes) or an ``srun`` step (``SLURM_PROCID``/
+    ``SLURM_STEP_NUM_TASKS``, set for a step's tasks and not for the batch script itself); None for one process."""
+    env = os.environ
+    for rank, size in (("RANK", "WORLD_SIZE"), ("SLURM_PROCID", "SLURM_STEP_NUM_TASKS")):
+        if env.get(size, "1").isdigit() and int(env.get(size, "1")) > 1 and env.get(rank, "").isdigit():
+            return int(env[rank]), int(env[size])
+    return None
+
+
+def local_rank() -> int:
+    """This process's index on its node (the GPU it takes): torchrun's ``LOCAL_RANK`` or SLURM's ``SLURM_LOCALID``."""
+    return int(os.environ.get("LOCAL_RANK", os.environ.get("SLURM_LOCALID", "0")))
 
 
 def add_cli(sub) -> None:
@@ -380,8 +425,23 @@ def add_cli(sub) -> None:
         help="videos per published shard (work is also published every 30 s)",
     )
     p.add_argument("--workers", type=_non_negative_int, default=1)
-    p.add_argument("--devices", default="1", help="devices per node for DDP, e.g. 8 or 'auto'")
+    p.add_argument("--devices", default="1", help="devices of this node for DDP, e.g. 8 or 'auto'")
+    p.add_argument(
+        "--share",
+        type=_share_arg,
+        default=None,
+        metavar="I/N",
+        help="extract share I of N (0-based), as one task of a job array; under torchrun or srun the share is "
+        "read from the launcher",
+    )
     p.set_defaults(func=_cli)
+
+
+def _share_arg(text: str) -> tuple[int, int]:
+    i, _, n = text.partition("/")
+    if not (i.isdigit() and n.isdigit()) or not 0 <= int(i) < int(n):
+        raise argparse.ArgumentTypeError(f"{text!r} is not I/N with 0 <= I < N")
+    return int(i), int(n)
 
 
 def _positive_int(text: str) -> int:
@@ -440,6 +500,9 @@ def _cli(args) -> int:
         enc = from_config(name, **({"image_size": args.image_size} if args.image_size else {}))
         clip = ClipSpec(args.num_frames or 16)
     devices = int(args.devices) if args.devices.isdigit() else args.devices
+    share = args.share or launcher_share()
+    if share is not None and devices != 1:
+        raise UserError(f"--devices {args.devices}: a launcher's process (share {share[0]}/{share[1]}) uses one device")
     tk = {"devices": devices}
     if devices != 1:
         tk["strategy"] = "ddp"
@@ -453,11 +516,15 @@ def _cli(args) -> int:
         num_workers=args.workers,
         shard_size=args.shard_size,
         trainer_kwargs=tk,
+        share=share,
     )
     ids = set(manifest.videos["id"])
+    if share is not None:  # this process answers for its share; the others report theirs
+        ids = {v for v in ids if in_share(cache.key_of(v), *share)}
     done = cache.done_ids() & ids
     fails = {v: r for v, r in cache.failures().items() if v in ids and v not in done}
-    print(f"cache: {cache.dir}  videos: {len(done)} of {len(ids)}  unreadable: {len(fails)}")
+    part = "" if share is None else f"  share {share[0]}/{share[1]}"
+    print(f"cache: {cache.dir}{part}  videos: {len(done)} of {len(ids)}  unreadable: {len(fails)}")
     for r in fails.values():
         print(user_error_line(f"{r['path']}: {r['reason']}"), file=sys.stderr)
     return 1 if fails else 0
