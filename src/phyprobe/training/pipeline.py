@@ -16,7 +16,7 @@ import torch
 from hydra.errors import InstantiationException
 from hydra.utils import instantiate
 from lightning.pytorch.callbacks import ModelCheckpoint
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from ..baselines.motion import motion_scores
 from ..baselines.vjepa2_surprisal import uses_own_predictor, vjepa2_surprisal_scores
@@ -28,7 +28,7 @@ from ..errors import InvalidOption, UserError
 from ..eval.protocols import same_scene_margins
 from ..eval.shortcuts import shortcut_diagnostics
 from ..features.cache import ManifestCache
-from ..features.extract import extract_features
+from ..features.extract import extract_features, launcher_share
 from ..features.table import ShardFeatureTable
 from ..head import PhyProbeHead
 from ..io.video import ClipSpec, VideoDecodeError, probe
@@ -374,8 +374,30 @@ def check_scores_finite(raw: np.ndarray, ids, head: PhyProbeHead, feats, cfg: Di
     raise DivergedHeadError(f"{scorer_dir}: not exported: the trained head scores {first} non-finite; {cause}")
 
 
+def one_process(cfg: DictConfig) -> None:
+    """Refuse to train as one of several processes. The head (~1M parameters) trains in minutes on one device from
+    the feature cache, so a run is one process: under DDP every rank would write the scores, the scorer and the
+    report into one folder. The encoder pass is what runs distributed (``phyprobe extract`` under torchrun, srun or
+    a job array; docs/scale.md); train.py runs once after it and encodes nothing."""
+    share = launcher_share()
+    if share is not None:
+        raise UserError(
+            f"train.py is process {share[0]} of {share[1]} a launcher started: it trains in one process. Run the "
+            "encoder pass distributed (phyprobe extract MANIFEST OVERRIDES under the launcher), then train.py once"
+        )
+    devices, strategy = cfg.trainer.get("devices", 1), str(cfg.trainer.get("strategy", "auto"))
+    if devices not in (1, "1") and not (isinstance(devices, (list, ListConfig)) and len(devices) == 1):
+        raise InvalidOption(
+            f"trainer.devices={devices}: the head trains on one device (the encoder pass is what runs on several: "
+            "phyprobe extract --devices N)"
+        )
+    if "ddp" in strategy:
+        raise InvalidOption(f"trainer.strategy={strategy}: the head trains in one process (docs/scale.md)")
+
+
 def train(cfg: DictConfig) -> dict:
     """Run one training job described by ``cfg``; returns the evaluation metrics."""
+    one_process(cfg)
     out = Path(cfg.paths.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     L.seed_everything(cfg.seed, workers=True)
