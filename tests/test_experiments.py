@@ -1,6 +1,9 @@
 """Every experiment config composes with the real configs and runs end to end at toy size."""
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +13,9 @@ from encoder_fixtures import tiny_kwargs
 from phyprobe.eval.design_table import table as design_table
 from phyprobe.testing.configs import CONFIGS, TOY, compose_train
 from phyprobe.training.pipeline import train
+
+REPO = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": f"{REPO / 'src'}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
 
 EXPERIMENTS = sorted(p.stem for p in (CONFIGS / "experiment").glob("*.yaml"))
 # experiments that change only how the worlds are built: they compose to the default recipe on another build (checked
@@ -172,3 +178,25 @@ def test_default_run_writes_report_with_plots_and_baseline(tiny_world, shared_ca
         margin = metrics["margins"][name]["world_test"]
         assert margin["value"] == pytest.approx(ours["value"] - theirs["value"]) and margin["n"] == ours["n"]
     assert "Margin over the baselines" in report
+
+
+def test_a_sweep_through_the_submitit_launcher_runs_each_job_as_its_own_process(tiny_world, shared_cache, tmp_path):
+    """``train.py -m hydra/launcher=submitit_local experiment=full,no_cal seed=0,1``: four jobs, each its own
+    process (submitit_slurm submits the same jobs to SLURM), and ``phyprobe summarize`` reads them."""
+    sweep = tmp_path / "sweep"
+    overrides = [o for o in toy_world_overrides(tiny_world, shared_cache) if not o.startswith("backbone.")]
+    cmd = [
+        sys.executable, "train.py", "-m", "hydra/launcher=submitit_local", "hydra.launcher.timeout_min=15",
+        "experiment=full,no_cal", "seed=0,1", *overrides, "backbone=efficientnet_lite0", "backbone.weights=null",
+        "backbone.image_size=32", "eval.report=false", "eval.baselines=[]", f"hydra.sweep.dir={sweep}",
+    ]  # fmt: skip
+    r = subprocess.run(cmd, cwd=REPO, env=ENV, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    jobs = sorted(p.parent.name for p in sweep.glob("*/metrics.json"))  # many overrides: names cut to fit
+    assert len(jobs) == 4 and all(len(j.encode()) <= 200 for j in jobs), jobs
+    varied = sorted(tuple(t for t in j.split(",") if t.startswith(("experiment=", "seed="))) for j in jobs)
+    assert varied == [(f"experiment={e}", f"seed={s}") for e in ("full", "no_cal") for s in (0, 1)], jobs
+    pids = {p.name.split("_")[0] for p in (sweep / ".submitit").glob("*/*_log.out")}  # a local job's id is its pid
+    assert len(pids) == 4 and str(os.getpid()) not in pids, pids
+    code = subprocess.run([sys.executable, "-m", "phyprobe.cli", "summarize", str(sweep)], env=ENV, cwd=REPO).returncode
+    assert code == 0 and "experiment=no_cal" in (sweep / "summary.md").read_text()

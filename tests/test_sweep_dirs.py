@@ -32,3 +32,13 @@ def test_the_train_config_names_sweep_jobs_by_it():
         )
     subdir = OmegaConf.select(cfg, "hydra.sweep.subdir")  # resolved as Hydra resolves it for each job
     assert subdir == "experiment=no_cal,seed=2"
+
+
+def test_ten_long_overrides_give_a_short_distinct_name_that_keeps_what_the_sweep_varies():
+    common = [f"data.source.some_rather_long_option_name_{i}=value_number_{i}" for i in range(10)]
+    names = {readable_dirname([*common, f"experiment={e}", f"seed={s}"]) for e in ("full", "no_cal") for s in (0, 1)}
+    assert len(names) == 4  # distinct
+    for name in names:
+        assert len(name.encode()) <= 200 and name.count("seed=") == 1 and "experiment=" in name, name
+        assert ",+" in name  # says that overrides were left out
+    assert readable_dirname(["experiment=no_cal", "seed=1"]) == "experiment=no_cal,seed=1"  # short names unchanged

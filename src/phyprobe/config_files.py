@@ -4,10 +4,12 @@ source (a source checkout, installed editable as ``make install`` does), so a co
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from .errors import UserError
 
+MAX_DIRNAME = 200  # bytes of a sweep job's folder name: file systems allow 255, and tools append suffixes
 SOURCE_ROOT = Path(__file__).resolve().parents[2]  # the source checkout: configs/, train.py and eval.py are here
 
 
@@ -25,11 +27,25 @@ def readable_dirname(task_overrides) -> str:
     """A sweep job's folder name from its command-line overrides, like Hydra's ``override_dirname``, but leaving out
     values that are paths (``paths.data_dir=/data/x``, a checkpoint): they are recorded in the job's
     ``.hydra/overrides.yaml``, and as folder names they nest the sweep into ``key=/a/b/...`` trees. A sweep over
-    paths alone names its jobs by ``hydra.sweep.subdir`` instead."""
+    paths alone names its jobs by ``hydra.sweep.subdir`` instead. A name past :data:`MAX_DIRNAME` bytes keeps its
+    shortest overrides and ends in how many were left out and a hash of the whole, so it stays a valid, distinct
+    file name."""
     kept = sorted(
         o for o in task_overrides if "/" not in o.split("=", 1)[-1] and not o.lstrip("+~").startswith("hydra.")
     )
-    return ",".join(kept) or "default"
+    name = ",".join(kept) or "default"
+    if len(name.encode()) <= MAX_DIRNAME:
+        return name
+    # Too long for a file name (255 bytes): the shortest overrides, which are most often what a sweep varies
+    # (experiment=no_cal, seed=1), as many as fit, then how many were left out and a hash of the whole name.
+    tail = f",+{{}}-{hashlib.sha1(name.encode()).hexdigest()[:8]}"
+    shown, size = [], 0
+    for o in sorted(kept, key=lambda o: (len(o.encode()), o)):
+        if size + len(o.encode()) + 1 + len(tail) + 4 > MAX_DIRNAME:
+            break
+        shown.append(o)
+        size += len(o.encode()) + 1
+    return ",".join(sorted(shown)) + tail.format(len(kept) - len(shown))
 
 
 def register_resolvers() -> None:
