@@ -7,6 +7,7 @@ scorers) reads these attributes instead of knowing about particular encoders.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -162,11 +163,16 @@ def available_configs() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def from_config(name: str, **kwargs) -> FrozenEncoder:
-    """Build the named encoder, frozen. ``kwargs`` are the factory's options (size, weights path...)."""
+def from_config(name: str, resize_in: str | None = None, **kwargs) -> FrozenEncoder:
+    """Build the named encoder, frozen. ``kwargs`` are the factory's options (size, weights path...).
+    ``resize_in="uint8"``: resize decoded frames before converting them to float (:class:`Preprocess`), an option
+    of every encoder's preprocessing rather than of each factory."""
     if name not in _REGISTRY:
         raise KeyError(f"unknown encoder {name!r}; available: {available_configs()}")
     enc = _REGISTRY[name](**kwargs)
     enc.name = name
     enc.factory_kwargs = dict(kwargs)  # what an exported scorer needs to rebuild this encoder
+    if resize_in is not None:
+        enc.preprocess = dataclasses.replace(enc.preprocess, resize_in=resize_in)
+        enc.factory_kwargs["resize_in"] = resize_in
     return enc.freeze()
