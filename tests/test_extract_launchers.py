@@ -158,7 +158,7 @@ def test_a_job_arrays_shares_one_after_another_fill_the_cache_one_process_fills(
 def test_lightning_ddp_through_the_cli_fills_the_cache_one_process_fills(manifest, reference, tmp_path):
     cache = tmp_path / "cache"
     r = subprocess.run(
-        [*EXTRACT, str(manifest), *OPTIONS, "--cache", str(cache), "--devices", "2"],
+        [*EXTRACT, str(manifest), *OPTIONS, "--cache", str(cache), "--devices", "2", "--accelerator", "cpu"],
         env=ENV,
         capture_output=True,
         text=True,
@@ -167,3 +167,11 @@ def test_lightning_ddp_through_the_cli_fills_the_cache_one_process_fills(manifes
     assert r.returncode == 0, r.stderr[-3000:]
     assert_same_features(stored(cache), reference)
     assert {p.name.split("-")[1] for p in next(cache.iterdir()).glob("shard-*.tar")} == {"r00", "r01"}
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="checks the refusal on a machine without a GPU")
+@pytest.mark.parametrize("asked", [["--devices", "2"], ["--accelerator", "gpu"]])
+def test_gpus_asked_for_and_absent_are_refused_not_replaced_by_the_cpu(manifest, tmp_path, capsys, asked):
+    code, _, err = run_cli(["extract", manifest, *OPTIONS, "--cache", tmp_path / "c", *asked], capsys)
+    assert code == 2 and "sees no GPU" in err and "--accelerator cpu" in err, err
+    assert not (tmp_path / "c").exists()  # refused before any work

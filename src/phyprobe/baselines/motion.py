@@ -14,7 +14,6 @@ with resolution. It measures motion glitches only — no gravity, no contacts, n
 from __future__ import annotations
 
 import functools
-import os
 from pathlib import Path
 
 import cv2
@@ -124,8 +123,9 @@ def motion_scores(manifest, num_frames: int = 16, cache_dir: str | Path | None =
     """:func:`motion_score` on every readable video of ``manifest``; with ``cache_dir``, each video's
     score is kept there and never computed twice (training runs report it on every benchmark)."""
     from ..io.video import ClipSpec
+    from ..machine import usable_cores
     from . import ScoreCache, score_each_video
 
     cache = None if cache_dir is None else ScoreCache(Path(cache_dir) / "motion.jsonl", f"motion-v1-T{num_frames}")
     # OpenCV's flow and PyAV's decoding release the GIL: one thread per core scores that many videos at once.
-    return score_each_video(manifest, ClipSpec(num_frames), motion_score, cache, workers=os.cpu_count() or 1)
+    return score_each_video(manifest, ClipSpec(num_frames), motion_score, cache, workers=usable_cores())

@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
 from typing import Callable
 
 import torch
@@ -18,6 +17,7 @@ from torch import nn
 
 from ..errors import UserError
 from ..io.video import Clip, ClipSpec, decode_clip
+from ..machine import usable_cores
 from .preprocess import Preprocess
 
 
@@ -28,7 +28,7 @@ def default_encoder_threads(num_workers: int, processes: int = 1) -> int:
     OpenMP threads that share cores with busy decode workers (or each other) wait at every
     barrier; on a small CPU oversubscription costs far more than the idle core it would fill.
     """
-    return max(1, min(torch.get_num_threads(), len(os.sched_getaffinity(0)) // processes - num_workers))
+    return max(1, min(torch.get_num_threads(), usable_cores() // processes - num_workers))
 
 
 _REGISTRY: dict[str, Callable[..., "FrozenEncoder"]] = {}

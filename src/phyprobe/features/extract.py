@@ -16,6 +16,7 @@ import hashlib
 import logging
 import os
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -28,8 +29,9 @@ from ..data.manifest import Manifest
 from ..encoders import FrozenEncoder
 from ..encoders.base import default_encoder_threads
 from ..errors import UserError, debug_enabled, user_error_line
-from ..io.video import ClipSpec, VideoDecodeError
+from ..io.video import ClipSpec, VideoDecodeError, set_decoder_threads
 from ..lightning_setup import L
+from ..machine import usable_cores
 from .cache import FeatureCache, ManifestCache, content_hash, file_stat, video_key
 
 log = logging.getLogger(__name__)
@@ -85,7 +87,12 @@ def collate_clips(batch: list[dict]) -> dict:
 
 
 def _worker_init(_):
-    torch.set_num_threads(1)  # decode workers must not fight the encoder for cores
+    """A decode worker's share of the cores: one torch thread (it must not fight the encoder), and decoder threads
+    split among every worker of every device on the node, not the node's count for each."""
+    torch.set_num_threads(1)
+    info = torch.utils.data.get_worker_info()
+    devices = int(os.environ.get("LOCAL_WORLD_SIZE", os.environ.get("SLURM_NTASKS_PER_NODE", "1")).split("(")[0])
+    set_decoder_threads(usable_cores() // max(1, (info.num_workers if info else 1) * devices))
 
 
 class ExtractionModule(L.LightningModule):
@@ -105,13 +112,18 @@ class ExtractionModule(L.LightningModule):
         if self._threads_before:
             torch.set_num_threads(self._threads_before)
 
+    def compute_dtype(self, device: torch.device) -> torch.dtype:
+        """bf16 (or fp16) autocast on a GPU, float32 on a CPU."""
+        if device.type != "cuda" or self.autocast_dtype is None:
+            return torch.float32
+        return torch.bfloat16 if self.autocast_dtype in ("auto", "bf16", "bfloat16") else torch.float16
+
     def predict_step(self, batch: dict, batch_idx: int) -> dict:
         if batch["frames"] is None:
             return {**batch, "feats": None}
         x = batch["frames"]
-        use_amp = self.device.type == "cuda" and self.autocast_dtype is not None
-        dtype = torch.bfloat16 if self.autocast_dtype in ("auto", "bf16", "bfloat16") else torch.float16
-        with torch.autocast(self.device.type, dtype=dtype, enabled=use_amp):
+        dtype = self.compute_dtype(self.device)
+        with torch.autocast(self.device.type, dtype=dtype, enabled=dtype != torch.float32):
             feats = self.encoder(x)
         return {**batch, "feats": feats.float().cpu()}  # one device->host copy per batch, not per video
 
@@ -138,6 +150,7 @@ class ShardWriterCallback(BasePredictionWriter):
         self._writer = None
         self.num_written = 0
         self.num_failed = 0
+        self.num_encoded = 0  # videos through the encoder (their copies with the same bytes not counted)
 
     def on_predict_start(self, trainer, pl_module):
         self._writer = self.cache.writer(
@@ -153,6 +166,7 @@ class ShardWriterCallback(BasePredictionWriter):
                 self.num_failed += 1
             log.warning("could not read %s (%s): %s", vid, path, reason)
         if prediction["feats"] is not None:
+            self.num_encoded += len(prediction["ids"])
             for vid, f, t in zip(prediction["ids"], prediction["feats"], prediction["times"]):
                 for cid, cpath, digest in self.copies[vid]:
                     self._writer.write(cid, f, t.numpy(), content=digest, stat=file_stat(Path(cpath)))
@@ -270,8 +284,24 @@ def extract_features(
     with torch.random.fork_rng(devices=[]):
         trainer = L.Trainer(callbacks=[writer], **kw)
         threads = encoder_threads or default_encoder_threads(num_workers, processes=trainer.num_devices)
-        trainer.predict(ExtractionModule(encoder, cpu_threads=threads), loader, return_predictions=False)
+        module = ExtractionModule(encoder, cpu_threads=threads)
+        start = time.perf_counter()
+        trainer.predict(module, loader, return_predictions=False)
+    _log_throughput(trainer, module, writer, clip, time.perf_counter() - start)
     return view
+
+
+def _log_throughput(trainer, module: "ExtractionModule", writer: "ShardWriterCallback", clip: ClipSpec, seconds: float):
+    """What the pass ran on and how fast: the device, the dtype the encoder computed in, clips and frames per
+    second (this process's, over its share of the videos)."""
+    device = trainer.strategy.root_device
+    dtype = module.compute_dtype(device)
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
+    n = writer.num_encoded
+    log.info(
+        "encoded %d videos in %.1f s on %s (%s, %s): %.2f clips/s, %.1f frames/s",
+        n, seconds, device, name, dtype, n / max(seconds, 1e-9), n * clip.num_frames / max(seconds, 1e-9),
+    )  # fmt: skip
 
 
 def _derive_from_base(
@@ -427,6 +457,13 @@ def add_cli(sub) -> None:
     p.add_argument("--workers", type=_non_negative_int, default=1)
     p.add_argument("--devices", default="1", help="devices of this node for DDP, e.g. 8 or 'auto'")
     p.add_argument(
+        "--accelerator",
+        choices=("auto", "gpu", "cpu"),
+        default="auto",
+        help="auto: a GPU when torch sees one; more than one device, or gpu, is refused when it sees none (cpu: that "
+        "many CPU processes)",
+    )
+    p.add_argument(
         "--share",
         type=_share_arg,
         default=None,
@@ -435,6 +472,18 @@ def add_cli(sub) -> None:
         "read from the launcher",
     )
     p.set_defaults(func=_cli)
+
+
+def _check_gpu_asked(accelerator: str, devices) -> None:
+    """Refuse to fall back to the CPU when GPUs were asked for (``--accelerator gpu``, or several devices with
+    ``auto``): a driver too old for this torch makes ``auto`` pick the CPU, which would take weeks, not say so."""
+    if torch.cuda.is_available() or accelerator == "cpu" or (accelerator == "auto" and devices == 1):
+        return
+    asked = "--accelerator gpu" if accelerator == "gpu" else f"--devices {devices}"
+    raise UserError(
+        f"{asked}: torch {torch.__version__} sees no GPU (built for CUDA {torch.version.cuda}); check the driver "
+        "with nvidia-smi (this torch needs a recent one), or pass --accelerator cpu to run on the CPU"
+    )
 
 
 def _share_arg(text: str) -> tuple[int, int]:
@@ -503,7 +552,8 @@ def _cli(args) -> int:
     share = args.share or launcher_share()
     if share is not None and devices != 1:
         raise UserError(f"--devices {args.devices}: a launcher's process (share {share[0]}/{share[1]}) uses one device")
-    tk = {"devices": devices}
+    _check_gpu_asked(args.accelerator, devices)
+    tk = {"devices": devices, "accelerator": args.accelerator}
     if devices != 1:
         tk["strategy"] = "ddp"
     cache = extract_features(

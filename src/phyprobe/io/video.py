@@ -38,6 +38,7 @@ import av
 import numpy as np
 
 from ..errors import UserError
+from ..machine import usable_cores
 
 
 class VideoDecodeError(UserError, RuntimeError):
@@ -351,6 +352,20 @@ def upright(frame: np.ndarray, rotation: int) -> np.ndarray:
     return np.ascontiguousarray(np.rot90(frame, k)) if k else frame
 
 
+_DECODER_THREADS: int | None = None  # set per DataLoader worker (set_decoder_threads); None: the usable cores
+
+
+def set_decoder_threads(n: int | None) -> None:
+    """Threads each decoder of this process may use (None: every usable core): a data worker sets its share, so
+    the workers of all the devices of a node do not each ask FFmpeg for the whole node."""
+    global _DECODER_THREADS
+    _DECODER_THREADS = None if n is None else max(1, int(n))
+
+
+def decoder_threads() -> int:
+    return _DECODER_THREADS or usable_cores()
+
+
 def decode_clip(path: str | os.PathLike, spec: ClipSpec, fit: tuple[int, int] | None = None) -> Clip:
     """Read the T frames of ``spec`` from ``path`` as upright RGB uint8. Raises VideoDecodeError.
 
@@ -433,7 +448,7 @@ def _decoded(
             cc = stream.codec_context
             frame_bytes = max(1, (cc.width or 1) * (cc.height or 1) * 3 // 2)
             cc.thread_type = "AUTO"
-            cc.thread_count = max(1, min(os.cpu_count() or 1, DECODER_FRAME_BUDGET // frame_bytes))
+            cc.thread_count = max(1, min(decoder_threads(), DECODER_FRAME_BUDGET // frame_bytes))
             for packet in container.demux(stream):
                 try:
                     frames = packet.decode()

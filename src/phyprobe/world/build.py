@@ -26,6 +26,7 @@ import numpy as np
 from phyprobe.data.manifest import PAIRS_FILE, VIDEOS_FILE, write_jsonl
 from phyprobe.io.codecs import draw_encoding, transcode
 from phyprobe.io.video import write_video
+from phyprobe.machine import usable_cores
 from phyprobe.world.degrade import DEGRADATIONS, degrade
 from phyprobe.world.engine import Engine
 from phyprobe.world.pairs import SceneGroup, make_pairs
@@ -473,7 +474,7 @@ def build_world(
         real_splits = assign_splits(opts.num_real_segments, seed, real_fractions, stream=1)
         tasks = [("real", str(out), seed, i, real_splits[i], opts) for i in range(opts.num_real_segments)] + tasks
     results = {}
-    workers = max(1, min(workers or os.cpu_count() or 1, len(tasks)))
+    workers = max(1, min(workers or usable_cores(), len(tasks)))
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
