@@ -175,3 +175,30 @@ def test_gpus_asked_for_and_absent_are_refused_not_replaced_by_the_cpu(manifest,
     code, _, err = run_cli(["extract", manifest, *OPTIONS, "--cache", tmp_path / "c", *asked], capsys)
     assert code == 2 and "sees no GPU" in err and "--accelerator cpu" in err, err
     assert not (tmp_path / "c").exists()  # refused before any work
+
+
+def test_the_slurm_array_script_extracts_its_tasks_share(manifest, reference, tmp_path):
+    """scripts/slurm/extract_array.sbatch as SLURM runs task 1 of 2 (``srun`` and ``scontrol`` stood in for by
+    shims that run the command and record the requeue request): the task's share and nothing else."""
+    from phyprobe.features.extract import in_share
+
+    shims = tmp_path / "bin"
+    shims.mkdir()
+    (shims / "srun").write_text('#!/bin/sh\nexec "$@"\n')
+    (shims / "scontrol").write_text('#!/bin/sh\necho "$@" >> requeued.txt\n')
+    for shim in shims.iterdir():
+        shim.chmod(0o755)
+    env = {
+        **ENV,
+        "PATH": f"{shims}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{ENV['PATH']}",
+        "DATASET": str(manifest),
+        "OVERRIDES": "backbone=efficientnet_lite0 backbone.image_size=32 clip.num_frames=4",
+        "SLURM_ARRAY_JOB_ID": "7",
+        "SLURM_ARRAY_TASK_ID": "1",
+        "SLURM_ARRAY_TASK_COUNT": "2",
+    }
+    script = REPO / "scripts" / "slurm" / "extract_array.sbatch"
+    r = subprocess.run(["bash", str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "share 1/2" in r.stdout, r.stderr[-3000:]
+    got = stored(tmp_path / ".cache" / "features")
+    assert sorted(got) == sorted(k for k in reference if in_share(k, 1, 2)) and got
