@@ -61,15 +61,31 @@ def cache_key(encoder_desc: dict, clip: ClipSpec, dtype: str) -> str:
 
 
 def video_key(path: str | os.PathLike) -> str:
-    """A video's identity in the cache: its file's resolved path. A file replaced at that path since it was
-    encoded is noticed by its content record (:meth:`FeatureCache.changed_ids`); equal bytes at another path are
-    copied, not encoded again (the content index)."""
-    return str(Path(path).resolve())
+    """A video's identity in the cache: its file's path with its folder resolved (symbolic links and ``..``
+    followed). A file replaced at that path since it was encoded is noticed by its content record
+    (:meth:`FeatureCache.changed_ids`); equal bytes at another path are copied, not encoded again (the content
+    index)."""
+    return video_keys([path])[0]
+
+
+def video_keys(paths: Iterable[str | os.PathLike]) -> list[str]:
+    """:func:`video_key` of many files, each folder resolved once (a million videos in a thousand folders cost a
+    thousand ``realpath`` calls, not a million)."""
+    folders: dict[str, str] = {}
+    out = []
+    for p in paths:
+        folder, name = os.path.split(os.path.abspath(p))
+        if folder not in folders:
+            folders[folder] = os.path.realpath(folder)
+        out.append(os.path.join(folders[folder], name))
+    return out
 
 
 def sample_key(video_id: str) -> str:
-    """A webdataset-safe key (no dots or slashes), unique per id."""
-    safe = re.sub(r"[^A-Za-z0-9_-]", "_", video_id)[:80]
+    """A webdataset-safe key (no dots or slashes), unique per id: the id's end (a stored id is a file's path, whose
+    end names it) and a hash, short enough that a member's name fits a plain tar header (100 bytes; a longer
+    one costs two extra pax headers per member)."""
+    safe = re.sub(r"[^A-Za-z0-9_-]", "_", video_id)[-60:]
     return f"{safe}-{hashlib.sha1(video_id.encode()).hexdigest()[:10]}"
 
 
@@ -94,7 +110,7 @@ class FeatureCache:
 
     def for_manifest(self, manifest) -> "ManifestCache":
         """This cache read in ``manifest``'s ids."""
-        keys = [video_key(manifest.video_path(p)) for p in manifest.videos["path"]]
+        keys = video_keys(manifest.video_path(p) for p in manifest.videos["path"])
         return ManifestCache(self, dict(zip(manifest.videos["id"], keys)))
 
     def key_of(self, vid: str) -> str:
@@ -155,7 +171,7 @@ class FeatureCache:
         done = self.done_ids()
         out: dict[str, str] = {}
         for vid, r in self.content_records().items():
-            if vid in done:
+            if vid in done and r["sha256"] is not None:
                 out.setdefault(r["sha256"], vid)
         return out
 
@@ -384,8 +400,9 @@ class ShardWriter:
         )
         self._ids.append(video_id)
         self._published.add(video_id)
-        if content is not None:
-            self._content.append({"id": video_id, "sha256": content, "stat": stat})
+        # Always a record, even without a hash (a file that could not be read whole): without one a video would
+        # count as changed on every run and be encoded again each time.
+        self._content.append({"id": video_id, "sha256": content, "stat": stat})
         late = self.flush_seconds is not None and time.monotonic() - self._opened >= self.flush_seconds
         if len(self._ids) >= self.shard_size or late:
             self.flush()

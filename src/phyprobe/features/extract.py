@@ -32,7 +32,7 @@ from ..errors import UserError, debug_enabled, user_error_line
 from ..io.video import ClipSpec, VideoDecodeError, set_decoder_threads
 from ..lightning_setup import L
 from ..machine import usable_cores
-from .cache import FeatureCache, ManifestCache, content_hash, file_stat, video_key
+from .cache import FeatureCache, ManifestCache, content_hash, file_stat
 
 log = logging.getLogger(__name__)
 
@@ -218,9 +218,8 @@ def extract_features(
     view = cache.for_manifest(manifest)
     cache.prepare()
     paths: dict[str, Path] = {}  # stored key -> file, once per file however many ids list it
-    for p in manifest.videos["path"]:
-        path = manifest.video_path(p)
-        paths.setdefault(video_key(path), path)
+    for vid, p in zip(manifest.videos["id"], manifest.videos["path"]):
+        paths.setdefault(view.key_of(vid), manifest.video_path(p))
     changed = cache.changed_ids(paths)
     if changed:
         log.warning(
@@ -238,7 +237,7 @@ def extract_features(
     def upstream(enc: FrozenEncoder, enc_dtype: str) -> FeatureCache:
         """The cache of an encoder these features are computed from, filled for the videos still to do."""
         wanted = {k for k, _ in todo}
-        sub = manifest.keep(np.array([video_key(manifest.video_path(p)) in wanted for p in manifest.videos["path"]]))
+        sub = manifest.keep(np.array([view.key_of(v) in wanted for v in manifest.videos["id"]]))
         return extract_features(
             sub, enc, clip, cache_root, enc_dtype, batch_size, num_workers, shard_size, trainer_kwargs,
             encoder_threads, flush_seconds, share,
@@ -382,7 +381,8 @@ def _share_content(
     cached = cache.content_index()
     reuse = {v: cached[d] for v, d in digests.items() if d is not None and d in cached}
     if reuse:
-        feats = {s["id"]: s for s in cache.iter_samples() if s["id"] in set(reuse.values())}
+        sources = set(reuse.values())
+        feats = {s["id"]: s for s in cache.iter_samples() if s["id"] in sources}
         w = cache.writer(rank=rank, shard_size=shard_size, flush_seconds=flush_seconds)
         try:
             for v, src in reuse.items():
