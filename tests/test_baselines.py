@@ -45,6 +45,21 @@ def test_window_smooths_and_brief_glitch_is_diluted_in_mean(fitted):
     assert windowed.score(seq)["max"] < model.score(seq)["max"]
 
 
+def test_streamed_fit_is_scikit_learns_ridge_on_every_window_at_once():
+    """The fit reads one clip at a time (a generator here) and gives the ridge fitted on all windows stacked."""
+    from sklearn.linear_model import Ridge
+
+    rng = np.random.default_rng(0)
+    clips = [rng.standard_normal((int(rng.integers(5, 12)), 6)).cumsum(axis=0) for _ in range(30)]
+    base = SurprisalBaseline(context=2, alpha=0.5).fit(c for c in clips)
+    xs, ys = zip(*(base._windows(c) for c in clips))
+    ref = Ridge(alpha=0.5).fit(np.concatenate(xs), np.concatenate(ys))
+    x, _ = base._windows(clips[0])
+    np.testing.assert_allclose(x @ base.coef + base.intercept, ref.predict(x), rtol=1e-7, atol=1e-9)
+    with pytest.raises(ValueError, match="at least one plausible clip"):
+        SurprisalBaseline().fit(iter([]))
+
+
 def test_surprisal_accepts_torch_and_checks_shapes(fitted):
     model, rng = fitted
     seq = smooth_sequence(rng)

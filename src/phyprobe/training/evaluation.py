@@ -116,7 +116,7 @@ def surprisal_scores(feats: torch.Tensor, fit_rows: list[int], context: int = 2)
         log.warning("surprisal baseline skipped: %d feature step(s) per clip, nothing to predict", steps)
         return {}
     context = min(context, steps - 1)
-    base = SurprisalBaseline(context=context).fit([feats[i].float().numpy() for i in fit_rows])
+    base = SurprisalBaseline(context=context).fit(feats[i].float().numpy() for i in fit_rows)  # streamed
     per = [base.score(feats[i].float().numpy()) for i in range(len(feats))]
     return {k: np.array([p[k] for p in per]) for k in ("max", "mean")}
 
