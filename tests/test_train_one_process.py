@@ -42,3 +42,24 @@ def test_a_batch_scripts_environment_alone_is_one_process(tmp_path, monkeypatch)
     monkeypatch.setenv("SLURM_NTASKS", "8")
     monkeypatch.setenv("SLURM_PROCID", "0")
     assert launcher_share() is None
+
+
+def test_a_run_that_would_encode_too_much_here_prints_the_distributed_commands(tmp_path, capsys):
+    """Past ``max_videos_to_extract`` missing videos a training run stops before encoding any, naming the
+    ``phyprobe extract`` command for its data; once that command has run, the same training goes through."""
+    from conftest import run_cli
+
+    from phyprobe.testing.videos import write_toy_manifest
+
+    write_toy_manifest(tmp_path / "m", num_scenes=4, frames=6)  # 8 videos
+    backbone = ["backbone=efficientnet_lite0", "backbone.weights=null", "backbone.image_size=32", "clip.num_frames=4"]
+    data = ["data=manifest", f"data.source.path={tmp_path / 'm'}", f"paths.cache_dir={tmp_path / 'cache'}"]
+    run = [*TOY, *data, *backbone, "max_videos_to_extract=5", "eval.baselines=[]", "eval.report=false"]
+    with pytest.raises(UserError, match=r"8 videos are not in the feature cache .* phyprobe extract \S*/m "):
+        train(compose_train(tmp_path / "run", run))
+    assert not list((tmp_path / "cache").glob("*/shard-*.tar"))  # nothing encoded
+    code, _, err = run_cli(
+        ["extract", tmp_path / "m", *backbone, "--cache", tmp_path / "cache", "--workers", "0"], capsys
+    )
+    assert code == 0, err
+    assert train(compose_train(tmp_path / "run", run))["run"]["num_train_pairs"] > 0

@@ -27,7 +27,7 @@ from ..encoders import FrozenEncoder
 from ..errors import InvalidOption, UserError
 from ..eval.protocols import same_scene_margins
 from ..eval.shortcuts import shortcut_diagnostics
-from ..features.cache import ManifestCache
+from ..features.cache import FeatureCache, ManifestCache
 from ..features.extract import extract_features, launcher_share
 from ..features.table import ShardFeatureTable
 from ..head import PhyProbeHead
@@ -395,6 +395,31 @@ def one_process(cfg: DictConfig) -> None:
         raise InvalidOption(f"trainer.strategy={strategy}: the head trains in one process (docs/scale.md)")
 
 
+def few_enough_to_extract_here(cfg: DictConfig, manifest: Manifest, encoder: FrozenEncoder, clip: ClipSpec) -> None:
+    """Stop, with the commands that do it on every GPU, before encoding more than ``max_videos_to_extract`` videos
+    in this one process: at real scale the encoder pass is a distributed job of its own (docs/scale.md)."""
+    limit = cfg.get("max_videos_to_extract")
+    if limit is None:
+        return
+    cache = FeatureCache(cfg.paths.cache_dir, encoder.describe(), clip, cfg.feature_dtype).for_manifest(manifest)
+    missing = len(set(cache.keys.values()) - cache.cache.done_ids())
+    if missing <= limit:
+        return
+    components = cfg.data.source.get("components") or {}
+    folders = [str(v) for v in components.values() if isinstance(v, str)] or [str(manifest.root)]
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        overrides = [o for o in HydraConfig.get().overrides.task if not o.startswith(("hydra.", "paths.output"))]
+    except ValueError:  # not under Hydra's main (a test, a notebook)
+        overrides = []
+    command = " ".join(["phyprobe extract {}", *overrides, "--devices 8"])
+    raise UserError(
+        f"{missing} videos are not in the feature cache {cache.dir} (max_videos_to_extract={limit}): encode them on "
+        f"every GPU first, then rerun this: " + "; ".join(command.format(f) for f in folders)
+    )
+
+
 def train(cfg: DictConfig) -> dict:
     """Run one training job described by ``cfg``; returns the evaluation metrics."""
     one_process(cfg)
@@ -412,6 +437,7 @@ def train(cfg: DictConfig) -> dict:
         manifest = instantiate_or_user_error(cfg.data.source)
         training_parts(manifest, cfg)  # before extraction: a manifest the head cannot learn from is refused at once
     clip = ClipSpec(**cfg.clip)
+    few_enough_to_extract_here(cfg, manifest, encoder, clip)
     cache = extract_features(manifest, encoder, clip, cfg.paths.cache_dir, dtype=cfg.feature_dtype, **cfg.extract)
     streaming = bool(cfg.data.get("streaming", False))
     feats, row_of, manifest, skipped = load_feature_table(cache, manifest, streaming)
