@@ -13,11 +13,10 @@ import torch
 from phyprobe.data.manifest import Manifest, write_jsonl
 from phyprobe.features.cache import FeatureCache, video_key
 from phyprobe.features.extract import extract_features
-from phyprobe.features.table import ShardFeatureTable
+from phyprobe.features.table import ShardFeatureTable, load_feature_table
 from phyprobe.head import PhyProbeHead
 from phyprobe.io.video import write_video
 from phyprobe.testing.features import CLIP, CPU, assert_same_features, shard_contents, tiny_encoder, toy_manifest_at
-from phyprobe.training.pipeline import load_feature_table
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

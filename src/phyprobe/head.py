@@ -196,3 +196,9 @@ class PhyProbeHead(nn.Module):
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
+
+
+@torch.inference_mode()
+def score_features(head: PhyProbeHead, feats: torch.Tensor, batch: int = 1024) -> np.ndarray:
+    head.eval()
+    return torch.cat([head(feats[i : i + batch].float()) for i in range(0, len(feats), batch)]).numpy()

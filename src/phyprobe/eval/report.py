@@ -318,3 +318,32 @@ def ablation_bars(summary_df: pd.DataFrame, out_png: str | os.PathLike) -> Path:
     fig.savefig(out, dpi=110)
     plt.close(fig)
     return out
+
+
+# Figures shown in a run's headline table, when the benchmark has them.
+HEADLINE = (
+    "same_scene_accuracy_severity_ge_0.5",
+    "same_scene_accuracy",
+    "cross_scene_accuracy",
+    "gen_gen_accuracy",
+    "real_real_median_gap",
+    "median_score_plausible",
+    "median_score_severity_ge_0.8",
+    "auroc_plausible_vs_violated",
+    "score_range.share_outside_01",
+    "quality_outscores_violation_severity_ge_0.5",
+)
+
+
+def headline_table(results: Mapping[str, Mapping[str, Mapping]]) -> list[str]:
+    """Markdown rows: one per (evaluator, benchmark), the headline figures with their intervals."""
+    lines = [
+        "| evaluator | benchmark | " + " | ".join(f"`{h}`" for h in HEADLINE) + " |",
+        "|---|---|" + "---|" * len(HEADLINE),
+    ]
+    for evaluator, per_bench in results.items():
+        for bench, res in per_bench.items():
+            flat = {k.split(".", 1)[1] if "." in k else k: v for k, v in flatten_metrics(res).items()}
+            cells = [fmt_leaf(flat.get(h) or flat.get(f"quality_confound.{h}")) for h in HEADLINE]
+            lines.append(f"| {evaluator} | {bench} | " + " | ".join(cells) + " |")
+    return lines

@@ -35,7 +35,7 @@ def scorer_feature_table(scorer, manifest, cache_dir: str | Path, extract: dict)
     """The scorer's per-step features of every readable video of ``manifest``, extracted into the feature cache
     once: ``(features, kept manifest)``; unreadable videos are reported and left out."""
     from ..features.extract import extract_features
-    from ..training.pipeline import load_feature_table
+    from ..features.table import load_feature_table
 
     cache = extract_features(
         manifest,
@@ -63,10 +63,10 @@ def scorer_scores(
     the scorer's reading says: a video read as one clip through the feature cache, as in training; one longer than
     the clip in the reading's windows. ``clip`` / ``reading``: read the videos otherwise than the scorer was trained
     to (``ClipSpec`` / ``Reading`` fields), to see how it holds on clips sampled otherwise."""
+    from ..head import score_features
     from ..io.video import ClipSpec
     from ..scorer import Scorer
     from ..scorer.reading import Reading
-    from ..training.pipeline import score_features
 
     scorer = Scorer.from_pretrained(scorer_dir)
     try:

@@ -518,7 +518,7 @@ def _as_training_composes(overrides: list[str]) -> tuple[FrozenEncoder, ClipSpec
     from hydra.errors import HydraException
 
     from ..config_files import config_dir
-    from ..training.pipeline import build_encoder, fits_in_run
+    from ..instantiate import build_encoder, fits_in_run
 
     try:
         with initialize_config_dir(version_base="1.3", config_dir=str(config_dir())):

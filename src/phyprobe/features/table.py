@@ -12,6 +12,7 @@ as the in-memory table has them (same dtype, same order, same batches).
 from __future__ import annotations
 
 import json
+import logging
 import os
 import tarfile
 from pathlib import Path
@@ -20,7 +21,10 @@ from typing import Iterable
 import numpy as np
 import torch
 
+from ..data.manifest import Manifest
 from .cache import FeatureCache, ManifestCache, sample_key
+
+log = logging.getLogger(__name__)
 
 _MAX_OPEN = 64  # shard file descriptors kept open at once
 _HEADER_READERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
@@ -122,3 +126,32 @@ class ShardFeatureTable:
 
     def __del__(self):
         self.close()
+
+
+def load_feature_table(
+    cache: ManifestCache, manifest: Manifest, streaming: bool = False
+) -> tuple[torch.Tensor | ShardFeatureTable, dict[str, int], Manifest, list[dict]]:
+    """The cached features of ``manifest`` as one (N, T', D) table, in the manifest's video order.
+
+    In memory by default; with ``streaming`` the rows are read in place from the cache's shards
+    as they are needed, so memory stays flat as the dataset grows. Videos that could not be
+    decoded are dropped *loudly*: each is logged and returned in the skipped list, and pairs that
+    reference them are removed.
+    """
+    cached = cache.done_ids()
+    failures = cache.failures()
+    skipped = []
+    for vid, path in zip(manifest.videos["id"], manifest.videos["path"]):
+        if vid not in cached:
+            reason = failures.get(vid, {}).get("reason", "missing from the feature cache")
+            skipped.append({"id": vid, "path": path, "reason": reason})
+            log.warning("excluding video %s (%s): %s", vid, path, reason)
+    kept = manifest.keep(manifest.videos["id"].isin(cached))
+    videos = kept.videos
+    if streaming:
+        table = ShardFeatureTable(cache, videos["id"])
+    else:
+        feats = cache.load(videos["id"])
+        table = torch.from_numpy(np.stack([feats[v] for v in videos["id"]]))
+    row_of = {v: i for i, v in enumerate(videos["id"])}
+    return table, row_of, kept, skipped

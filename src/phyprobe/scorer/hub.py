@@ -99,7 +99,7 @@ def _training_data(run: Path) -> list[str]:
 
 
 def _figures(run: Path) -> list[str]:
-    from ..training.evaluation import headline_table
+    from ..eval.report import headline_table
 
     m = run / "metrics.json"
     if not m.is_file():

@@ -17,10 +17,11 @@ from omegaconf import DictConfig, OmegaConf
 from ..data.manifest import Manifest
 from ..encoders.dynamics import fit_predictor, plausible_mask, predicted_columns, save_checkpoint
 from ..features.extract import extract_features
+from ..instantiate import build_encoder, instantiate_or_user_error
 from ..io.video import ClipSpec
 from ..lightning_setup import L
 from ..runinfo import save_run_info
-from .pipeline import build_encoder, instantiate_or_user_error, trainable_part
+from .pipeline import trainable_part
 
 log = logging.getLogger(__name__)
 

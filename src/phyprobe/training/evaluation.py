@@ -12,23 +12,9 @@ import torch
 
 from ..data.manifest import Manifest
 from ..eval.protocols import flatten_metrics, load_benchmark
-from ..eval.report import fmt_leaf
+from ..eval.report import fmt_leaf, headline_table
 
 log = logging.getLogger(__name__)
-
-# Figures shown in the run's headline table, when the benchmark has them.
-HEADLINE = (
-    "same_scene_accuracy_severity_ge_0.5",
-    "same_scene_accuracy",
-    "cross_scene_accuracy",
-    "gen_gen_accuracy",
-    "real_real_median_gap",
-    "median_score_plausible",
-    "median_score_severity_ge_0.8",
-    "auroc_plausible_vs_violated",
-    "score_range.share_outside_01",
-    "quality_outscores_violation_severity_ge_0.5",
-)
 
 
 def restrict_all(manifest: Manifest, benchmarks: Mapping[str, Mapping]) -> dict:
@@ -119,20 +105,6 @@ def surprisal_scores(feats: torch.Tensor, fit_rows: list[int], context: int = 2)
     base = SurprisalBaseline(context=context).fit(feats[i].float().numpy() for i in fit_rows)  # streamed
     per = [base.score(feats[i].float().numpy()) for i in range(len(feats))]
     return {k: np.array([p[k] for p in per]) for k in ("max", "mean")}
-
-
-def headline_table(results: Mapping[str, Mapping[str, Mapping]]) -> list[str]:
-    """Markdown rows: one per (evaluator, benchmark), the headline figures with their intervals."""
-    lines = [
-        "| evaluator | benchmark | " + " | ".join(f"`{h}`" for h in HEADLINE) + " |",
-        "|---|---|" + "---|" * len(HEADLINE),
-    ]
-    for evaluator, per_bench in results.items():
-        for bench, res in per_bench.items():
-            flat = {k.split(".", 1)[1] if "." in k else k: v for k, v in flatten_metrics(res).items()}
-            cells = [fmt_leaf(flat.get(h) or flat.get(f"quality_confound.{h}")) for h in HEADLINE]
-            lines.append(f"| {evaluator} | {bench} | " + " | ".join(cells) + " |")
-    return lines
 
 
 def write_run_report(

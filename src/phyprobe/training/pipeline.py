@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-from hydra.errors import InstantiationException
 from hydra.utils import instantiate
 from lightning.pytorch.callbacks import ModelCheckpoint
 from omegaconf import DictConfig, ListConfig, OmegaConf
@@ -27,10 +26,11 @@ from ..encoders import FrozenEncoder
 from ..errors import InvalidOption, UserError
 from ..eval.protocols import same_scene_margins
 from ..eval.shortcuts import shortcut_diagnostics
-from ..features.cache import FeatureCache, ManifestCache
+from ..features.cache import FeatureCache
 from ..features.extract import extract_features, launcher_share
-from ..features.table import ShardFeatureTable
-from ..head import PhyProbeHead
+from ..features.table import load_feature_table
+from ..head import PhyProbeHead, score_features
+from ..instantiate import FIT_IN_RUN, build_encoder, fits_in_run, instantiate_or_user_error
 from ..io.video import ClipSpec, VideoDecodeError, probe
 from ..lightning_setup import L
 from ..runinfo import atomic_write_json, save_run_info
@@ -41,41 +41,6 @@ from .evaluation import distribution_labels, evaluate_run, restrict_all, surpris
 from .module import PhyProbeModule
 
 log = logging.getLogger(__name__)
-
-
-def load_feature_table(
-    cache: ManifestCache, manifest: Manifest, streaming: bool = False
-) -> tuple[torch.Tensor | ShardFeatureTable, dict[str, int], Manifest, list[dict]]:
-    """The cached features of ``manifest`` as one (N, T', D) table, in the manifest's video order.
-
-    In memory by default; with ``streaming`` the rows are read in place from the cache's shards
-    as they are needed, so memory stays flat as the dataset grows. Videos that could not be
-    decoded are dropped *loudly*: each is logged and returned in the skipped list, and pairs that
-    reference them are removed.
-    """
-    cached = cache.done_ids()
-    failures = cache.failures()
-    skipped = []
-    for vid, path in zip(manifest.videos["id"], manifest.videos["path"]):
-        if vid not in cached:
-            reason = failures.get(vid, {}).get("reason", "missing from the feature cache")
-            skipped.append({"id": vid, "path": path, "reason": reason})
-            log.warning("excluding video %s (%s): %s", vid, path, reason)
-    kept = manifest.keep(manifest.videos["id"].isin(cached))
-    videos = kept.videos
-    if streaming:
-        table = ShardFeatureTable(cache, videos["id"])
-    else:
-        feats = cache.load(videos["id"])
-        table = torch.from_numpy(np.stack([feats[v] for v in videos["id"]]))
-    row_of = {v: i for i, v in enumerate(videos["id"])}
-    return table, row_of, kept, skipped
-
-
-@torch.inference_mode()
-def score_features(head: PhyProbeHead, feats: torch.Tensor, batch: int = 1024) -> np.ndarray:
-    head.eval()
-    return torch.cat([head(feats[i : i + batch].float()) for i in range(0, len(feats), batch)]).numpy()
 
 
 def _unit_hash(keys) -> np.ndarray:
@@ -160,35 +125,6 @@ def head_groups(encoder: FrozenEncoder, how: str) -> list[list[int]] | None:
             f"head.groups=encoder: encoder {encoder.name!r} does not group its features by evidence (dynamics does)"
         )
     return list(encoder.evidence_groups().values())
-
-
-def instantiate_or_user_error(node: DictConfig, **kwargs):
-    """Hydra's ``instantiate`` with its wrapper removed from a user's mistake (a missing weights file,
-    a malformed manifest, an option value the factory refuses), so the user sees what is wrong,
-    not a trace through Hydra."""
-    try:
-        return instantiate(node, **kwargs)
-    except InstantiationException as e:
-        cause = e.__cause__
-        if isinstance(cause, UserError):
-            raise cause from None
-        if isinstance(cause, (ValueError, TypeError, KeyError)):
-            raise InvalidOption(f"config {node.get('_target_', '?')}: {cause}") from cause
-        raise
-
-
-def build_encoder(backbone_cfg: DictConfig) -> FrozenEncoder:
-    """Instantiate the configured encoder (a missing-weights error says what to download and where)."""
-    return instantiate_or_user_error(backbone_cfg)
-
-
-FIT_IN_RUN = "fit"  # a dynamics backbone's checkpoint value: fit the model in this run
-
-
-def fits_in_run(backbone) -> bool:
-    """Whether the backbone (or one of a ``concat``'s parts) is fitted in the run (``checkpoint: fit``)."""
-    b = OmegaConf.to_container(backbone, resolve=True) if isinstance(backbone, DictConfig) else backbone
-    return b.get("checkpoint") == FIT_IN_RUN or any(fits_in_run(p) for p in b.get("parts") or [])
 
 
 def fit_backbone_in_run(cfg: DictConfig, out: Path) -> DictConfig:
