@@ -24,6 +24,7 @@ EMBEDDED = {
     "dynamics",
     "flow_dynamics",
     "flow_dynamics_trajectory",  # concat of the two embedded ones (tests/test_concat.py)
+    "flow_dynamics_geophys",  # the same, on GeoPhys's own path (tests/test_experiments.py: experiment=flow_geophys)
 }
 # Trajectory geometry wraps a frame encoder: its `frames` options say where the weights come from (tested below).
 TRAJECTORY = [p for p in BACKBONES if OmegaConf.load(p).get("name") == "trajectory"]

@@ -79,7 +79,7 @@ def backbone_overrides(tmp_path: Path, experiment: str) -> list[str]:
     """Encoder ablations run the real code path on a random-initialised tiny variant of their encoder."""
     backbone = compose_train(tmp_path, [f"experiment={experiment}"]).backbone
     name = backbone.name
-    if name in ("efficientnet_lite0", "trajectory") or "fit" in backbone:  # embedded weights, or fitted in the run
+    if name in ("efficientnet_lite0", "trajectory", "concat") or "fit" in backbone:  # embedded, or fitted in the run
         return []
     return [
         f"backbone.{k}={list(v) if isinstance(v, tuple) else ('null' if v is None else v)}"
