@@ -37,6 +37,23 @@ def restrict_all(manifest: Manifest, benchmarks: Mapping[str, Mapping]) -> dict:
     return out
 
 
+def own_data_benchmarks(manifest: Manifest) -> dict:
+    """When no configured benchmark matches a run's data (a user's own folder, a prepared dataset of their own), its
+    own held-out pairs: pairwise accuracy on the test split, or on the validation split when there is no test
+    split, so ``metrics.json`` and ``report.md`` always say how the scorer ranks pairs it did not train on."""
+    for split in ("test", "val"):
+        bench = load_benchmark({"name": f"own_{split}", "manifest": None, "split": split, "protocol": "pairwise"})
+        m = bench.restrict(manifest)
+        if not m.pairs.empty:
+            log.warning(
+                "no configured benchmark matches this run's data: reporting its own %s pairs as benchmark own_%s",
+                split,
+                split,
+            )
+            return {f"own_{split}": (bench, m)}
+    return {}
+
+
 def distribution_labels(
     restricted: Mapping[str, tuple], trained_on: list[str], excluded: Set[str] = frozenset()
 ) -> dict[str, str]:

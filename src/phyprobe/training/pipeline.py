@@ -37,7 +37,14 @@ from ..runinfo import atomic_write_json, save_run_info
 from ..scorer import export_scorer
 from ..scorer.reading import Reading, trained_reading
 from .data import PairFeatureDataModule
-from .evaluation import distribution_labels, evaluate_run, restrict_all, surprisal_scores, write_run_report
+from .evaluation import (
+    distribution_labels,
+    evaluate_run,
+    own_data_benchmarks,
+    restrict_all,
+    surprisal_scores,
+    write_run_report,
+)
 from .module import PhyProbeModule
 
 log = logging.getLogger(__name__)
@@ -466,7 +473,7 @@ def train(cfg: DictConfig) -> dict:
     )
     log.info("scorer exported to %s", scorer_dir)
 
-    restricted = restrict_all(manifest, cfg.eval.benchmarks)
+    restricted = restrict_all(manifest, cfg.eval.benchmarks) or own_data_benchmarks(manifest)
     model_scores = dict(zip(scores["id"], raw))
     metrics = {
         "benchmarks": evaluate_run(restricted, model_scores, cfg.eval.n_boot),
