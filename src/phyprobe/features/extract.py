@@ -37,6 +37,14 @@ from .cache import FeatureCache, ManifestCache, content_hash, file_stat
 log = logging.getLogger(__name__)
 
 
+class TooManyToExtract(UserError):
+    """More videos to encode than the caller lets this one process encode (``max_todo``); nothing was encoded."""
+
+    def __init__(self, count: int, cache_dir: Path, limit: int):
+        super().__init__(f"{count} videos are not in the feature cache {cache_dir} (at most {limit} are encoded here)")
+        self.count, self.cache_dir, self.limit = count, cache_dir, limit
+
+
 class ClipDataset(Dataset):
     """(id, path) -> preprocessed clip, or the reason it could not be read (never a silent drop).
 
@@ -91,7 +99,7 @@ def _worker_init(_):
     split among every worker of every device on the node, not the node's count for each."""
     torch.set_num_threads(1)
     info = torch.utils.data.get_worker_info()
-    devices = int(os.environ.get("LOCAL_WORLD_SIZE", os.environ.get("SLURM_NTASKS_PER_NODE", "1")).split("(")[0])
+    devices = int(os.environ.get("LOCAL_WORLD_SIZE", os.environ.get("SLURM_NTASKS_PER_NODE", "1")))
     set_decoder_threads(usable_cores() // max(1, (info.num_workers if info else 1) * devices))
 
 
@@ -189,6 +197,7 @@ def extract_features(
     encoder_threads: int | None = None,
     flush_seconds: float = 30.0,
     share: tuple[int, int] | None = None,
+    max_todo: int | None = None,
 ) -> ManifestCache:
     """Fill the cache for every video of ``manifest`` not already in it; returns the cache, read in the manifest's
     ids. Videos are stored under their file's identity (:func:`~.cache.video_key`), so a video another manifest
@@ -208,6 +217,7 @@ def extract_features(
 
     ``share=(i, n)``: extract only the videos of share ``i`` of ``n`` (:func:`in_share`), on one device and under
     writer rank ``i``, as one of ``n`` processes a launcher started; the shares of any ``n`` cover every video once.
+    ``max_todo``: raise :class:`TooManyToExtract`, before encoding anything, when more videos than that are missing.
 
     Leaves the global RNG as it found it (iterating a DataLoader draws a seed), so a run on a warm
     cache trains exactly like the cold run that filled it.
@@ -233,6 +243,8 @@ def extract_features(
     todo = [(k, p) for k, p in paths.items() if k not in skip and (share is None or in_share(k, *share))]
     if not todo:
         return view
+    if max_todo is not None and len(todo) > max_todo:
+        raise TooManyToExtract(len(todo), cache.dir, max_todo)
 
     def upstream(enc: FrozenEncoder, enc_dtype: str) -> FeatureCache:
         """The cache of an encoder these features are computed from, filled for the videos still to do."""

@@ -26,8 +26,7 @@ from ..encoders import FrozenEncoder
 from ..errors import InvalidOption, UserError
 from ..eval.protocols import same_scene_margins
 from ..eval.shortcuts import shortcut_diagnostics
-from ..features.cache import FeatureCache
-from ..features.extract import extract_features, launcher_share
+from ..features.extract import TooManyToExtract, extract_features, launcher_share
 from ..features.table import load_feature_table
 from ..head import PhyProbeHead, score_features
 from ..instantiate import FIT_IN_RUN, build_encoder, fits_in_run, instantiate_or_user_error
@@ -338,16 +337,10 @@ def one_process(cfg: DictConfig) -> None:
         raise InvalidOption(f"trainer.strategy={strategy}: the head trains in one process (docs/scale.md)")
 
 
-def few_enough_to_extract_here(cfg: DictConfig, manifest: Manifest, encoder: FrozenEncoder, clip: ClipSpec) -> None:
-    """Stop, with the commands that do it on every GPU, before encoding more than ``max_videos_to_extract`` videos
-    in this one process: at real scale the encoder pass is a distributed job of its own (docs/scale.md)."""
-    limit = cfg.get("max_videos_to_extract")
-    if limit is None:
-        return
-    cache = FeatureCache(cfg.paths.cache_dir, encoder.describe(), clip, cfg.feature_dtype).for_manifest(manifest)
-    missing = len(set(cache.keys.values()) - cache.cache.done_ids())
-    if missing <= limit:
-        return
+def extract_elsewhere(cfg: DictConfig, manifest: Manifest, too_many: TooManyToExtract) -> UserError:
+    """The error that stops a run about to encode more than ``max_videos_to_extract`` videos in this one process,
+    with the commands that encode them on every GPU: at real scale the encoder pass is a distributed job of its own
+    (docs/scale.md)."""
     components = cfg.data.source.get("components") or {}
     folders = [str(v) for v in components.values() if isinstance(v, str)] or [str(manifest.root)]
     try:
@@ -357,9 +350,10 @@ def few_enough_to_extract_here(cfg: DictConfig, manifest: Manifest, encoder: Fro
     except ValueError:  # not under Hydra's main (a test, a notebook)
         overrides = []
     command = " ".join(["phyprobe extract {}", *overrides, "--devices 8"])
-    raise UserError(
-        f"{missing} videos are not in the feature cache {cache.dir} (max_videos_to_extract={limit}): encode them on "
-        f"every GPU first, then rerun this: " + "; ".join(command.format(f) for f in folders)
+    return UserError(
+        f"{too_many.count} videos are not in the feature cache {too_many.cache_dir} (max_videos_to_extract="
+        f"{too_many.limit}): encode them on every GPU first, then rerun this: "
+        + "; ".join(command.format(f) for f in folders)
     )
 
 
@@ -380,8 +374,13 @@ def train(cfg: DictConfig) -> dict:
         manifest = instantiate_or_user_error(cfg.data.source)
         training_parts(manifest, cfg)  # before extraction: a manifest the head cannot learn from is refused at once
     clip = ClipSpec(**cfg.clip)
-    few_enough_to_extract_here(cfg, manifest, encoder, clip)
-    cache = extract_features(manifest, encoder, clip, cfg.paths.cache_dir, dtype=cfg.feature_dtype, **cfg.extract)
+    try:
+        cache = extract_features(
+            manifest, encoder, clip, cfg.paths.cache_dir, dtype=cfg.feature_dtype,
+            max_todo=cfg.get("max_videos_to_extract"), **cfg.extract,
+        )  # fmt: skip
+    except TooManyToExtract as e:
+        raise extract_elsewhere(cfg, manifest, e) from None
     streaming = bool(cfg.data.get("streaming", False))
     feats, row_of, manifest, skipped = load_feature_table(cache, manifest, streaming)
     if skipped:
