@@ -14,7 +14,7 @@ from phyprobe.data.manifest import Manifest
 from phyprobe.eval.protocols import load_benchmark
 from phyprobe.eval.shortcuts import shortcut_diagnostics
 from phyprobe.training.evaluation import distribution_labels
-from phyprobe.training.pipeline import train_sources, trainable_part
+from phyprobe.training.parts import train_sources, trainable_part
 
 
 def _videos(rows):

@@ -25,7 +25,8 @@ from phyprobe.errors import InvalidOption
 from phyprobe.io.video import ClipSpec, decode_clip
 from phyprobe.testing.configs import CONFIGS, TOY, compose_train
 from phyprobe.testing.videos import write_toy_manifest
-from phyprobe.training.pipeline import head_groups, train
+from phyprobe.training.head_training import head_groups
+from phyprobe.training.pipeline import train
 
 ROOT = Path(__file__).resolve().parents[1]
 FRAMES = 12

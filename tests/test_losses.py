@@ -79,7 +79,7 @@ def test_anchor_fraction_keeps_a_fixed_share_of_the_anchors():
     import numpy as np
     import pandas as pd
 
-    from phyprobe.training.pipeline import anchors_of
+    from phyprobe.training.parts import anchors_of
 
     n = 2000
     videos = pd.DataFrame(
@@ -105,7 +105,7 @@ def test_train_fraction_keeps_whole_scenes_and_nests():
     import pandas as pd
 
     from phyprobe.data.manifest import Manifest
-    from phyprobe.training.pipeline import subsample_scenes
+    from phyprobe.training.parts import subsample_scenes
 
     n_scenes, per = 400, 3
     rows = [{"id": f"s{s}/v{k}", "metadata": {"scene": f"s{s}"}} for s in range(n_scenes) for k in range(per)]

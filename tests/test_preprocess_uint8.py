@@ -48,3 +48,38 @@ def test_the_option_is_part_of_the_cache_key_and_the_float_default_is_not():
     assert u8.describe()["preprocess"]["resize_in"] == "uint8" and u8.factory_kwargs["resize_in"] == "uint8"
     with pytest.raises(ValueError, match="resize_in must be one of"):
         from_config("efficientnet_lite0", image_size=32, resize_in="int16")
+
+
+def test_uint8_clips_travel_to_the_device_as_uint8_and_give_the_in_process_features(tmp_path):
+    """With ``resize_in=uint8`` a decode worker hands over uint8 clips at the input size (a quarter of float32's
+    shared memory), and the encoder pass converts and normalises them on the device: its cached features are the
+    in-process read's, exactly. Letterbox padding is the uint8 colour nearest the mean (0 within a level)."""
+    from phyprobe.data.manifest import Manifest
+    from phyprobe.features.extract import ClipDataset, batch_bytes, extract_features
+    from phyprobe.testing.videos import write_toy_manifest
+
+    write_toy_manifest(tmp_path / "m", num_scenes=2, frames=6)  # 48 x 64: letterboxed rows above and below
+    m = Manifest.load(tmp_path / "m")
+    enc = from_config("efficientnet_lite0", weights=None, image_size=40, resize_in="uint8")
+    item = ClipDataset([("v", m.paths()[0])], ClipSpec(4), enc)[0]
+    assert item["frames"].dtype == torch.uint8 and tuple(item["frames"].shape) == (4, 3, 40, 40)
+    assert batch_bytes(enc, ClipSpec(4), 8) * 4 == batch_bytes(
+        from_config("efficientnet_lite0", image_size=40), ClipSpec(4), 8
+    )
+    whole, _ = enc.read_clip(m.paths()[0], ClipSpec(4))
+    assert float(whole[..., :2, :].abs().max()) <= 1 / 255 + 1e-6  # the letterbox rows: the mean, to a level
+    feats = extract_features(m, enc, ClipSpec(4), tmp_path / "cache", dtype="float32", num_workers=0).load(
+        list(m.videos["id"])
+    )
+    for vid, path in zip(m.videos["id"], m.paths()):
+        assert torch.equal(torch.as_tensor(feats[vid]), enc(enc.read_clip(path, ClipSpec(4))[0][None])[0].float())
+
+
+def test_decode_workers_hold_no_more_batches_than_shared_memory_takes(caplog):
+    from phyprobe.features.extract import loader_memory
+
+    mb = 1 << 20
+    assert loader_memory(10 * mb, 4, 1024 * mb) == (4, 2)
+    assert loader_memory(100 * mb, 4, 500 * mb) == (2, 1) and "2 decode workers instead of 4" in caplog.text
+    assert loader_memory(100 * mb, 4, 64 * mb) == (0, None) and "decoding in this process" in caplog.text
+    assert loader_memory(100 * mb, 0, 64 * mb) == (0, None) and loader_memory(100 * mb, 4, None) == (4, 2)

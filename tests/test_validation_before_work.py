@@ -195,11 +195,11 @@ def test_a_head_scoring_nan_is_not_exported(toy, tmp_path, capsys):
     out = tmp_path / "run"
     code, err = run_train(toy_cfg(out, toy, tmp_path / "cache", "optim.lr=1e30"), capsys)
     line = one_error_line(err)
-    assert code == 2 and line.startswith(f"{ERROR}{out / 'scorer'}: not exported: the trained head scores 12 of 12"), (
-        line
-    )
+    assert code == 2 and line.startswith(
+        f"{ERROR}{out / 'head'}: not written, nor a scorer: the trained head scores 12 of 12"
+    ), line
     assert "training diverged" in line and "lower optim.lr (1e+30)" in line
-    assert not (out / "scorer").exists() and not (out / "scores.csv").exists()
+    assert not (out / "scorer").exists() and not (out / "scores.csv").exists() and not (out / "head").exists()
 
 
 # --- scorer directories: every field checked on load, no pickle, no path out ---

@@ -102,10 +102,10 @@ class _ReadOnlyEncoder:
             raise ValueError(f"this reader was built for {self._clip}, not {clip}")
         return self._spec
 
-    def read_clip(self, path, clip):
+    def read_clip(self, path, clip, on_host=False):
         from .encoders.base import FrozenEncoder
 
-        return FrozenEncoder.read_clip(self, path, clip)
+        return FrozenEncoder.read_clip(self, path, clip, on_host)
 
 
 def _reader_of(scorer):

@@ -85,12 +85,13 @@ class FrozenEncoder(nn.Module):
         n = self.frames_for(clip.num_frames)
         return clip if n == clip.num_frames else ClipSpec(n, clip.mode, clip.fps)
 
-    def read_clip(self, path, clip: "ClipSpec") -> tuple[torch.Tensor, "Clip"]:
+    def read_clip(self, path, clip: "ClipSpec", on_host: bool = False) -> tuple[torch.Tensor, "Clip"]:
         """Decode ``path`` as this encoder is fed (``clip_spec``, frames reduced while decoding to what
         the input size needs) and preprocess it: (T, 3, H, W) and the decoded :class:`Clip`.
-        The one path from a file to encoder input, so extraction and scoring cannot drift apart."""
+        The one path from a file to encoder input, so extraction and scoring cannot drift apart.
+        ``on_host``: only what :meth:`Preprocess.on_host` does (uint8 clips are finished on the device)."""
         c = decode_clip(path, self.clip_spec(clip), fit=self.preprocess.size)
-        return self.preprocess(c.frames), c
+        return (self.preprocess.on_host(c.frames) if on_host else self.preprocess(c.frames)), c
 
     def num_steps(self, num_frames: int) -> int:
         """Feature time steps for ``num_frames`` input frames (not a plain quotient for causal VAEs)."""

@@ -34,6 +34,7 @@ from .base import FrozenEncoder, WeightsNotFoundError, from_config, register_enc
 from .motion import pad_first
 
 FORMAT = "phyprobe-dynamics/1"
+WEIGHTS = "model.safetensors"  # the predictor and its standardisation, in a checkpoint directory
 DEFAULT_CHECKPOINT = ".cache/dynamics/flow_stats"  # where `python train_dynamics.py` writes by default
 DEFAULT_BASE = {"name": "flow_stats"}
 FINITE = 6.0e4  # below float16's largest finite value (65504)
@@ -190,11 +191,11 @@ def save_checkpoint(
 ) -> Path:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    tmp = out / "model.safetensors.tmp"
+    tmp = out / (WEIGHTS + ".tmp")
     save_file(
         {k: v.detach().contiguous() for k, v in predictor.state_dict().items()}, str(tmp), metadata={"format": FORMAT}
     )
-    tmp.replace(out / "model.safetensors")
+    tmp.replace(out / WEIGHTS)
     atomic_write_json(
         out / "config.json",
         {
@@ -215,7 +216,7 @@ def load_checkpoint(path: str | Path) -> tuple[FrozenEncoder, NextStepPredictor,
     """(base encoder, predictor, weights id) from a checkpoint directory; the base is rebuilt from the
     registry and must have the fingerprint it was fitted with."""
     path = Path(path)
-    cfg_file, weights = path / "config.json", path / "model.safetensors"
+    cfg_file, weights = path / "config.json", path / WEIGHTS
     if not (cfg_file.is_file() and weights.is_file()):
         raise WeightsNotFoundError(
             f"dynamics: no checkpoint at {path} (needs model.safetensors and config.json). Train one on plausible "

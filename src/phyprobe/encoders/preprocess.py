@@ -77,35 +77,72 @@ class Preprocess:
         scale = min(th / h, tw / w)
         return max(1, min(th, round(h * scale))), max(1, min(tw, round(w * scale)))
 
+    @property
+    def in_uint8(self) -> bool:
+        """Whether the geometry (resize, crop, padding) is done on uint8 frames: ``resize_in="uint8"``, bilinear."""
+        return self.resize_in == "uint8" and self.interpolation == "bilinear"
+
     def __call__(self, frames: np.ndarray | torch.Tensor) -> torch.Tensor:
+        x = self.on_host(frames)
+        return self.on_device(x) if x.dtype == torch.uint8 else x
+
+    def on_host(self, frames: np.ndarray | torch.Tensor) -> torch.Tensor:
+        """What a decode worker does. With :attr:`in_uint8`, the geometry alone, in uint8: a clip then travels to the
+        device as uint8 at the encoder's input size (a quarter of float32's bytes through shared memory and the
+        bus), and :meth:`on_device` converts and normalises it there. Otherwise the whole preprocessing, in float."""
         x = torch.as_tensor(np.ascontiguousarray(frames) if isinstance(frames, np.ndarray) else frames)
         if x.ndim != 4 or x.shape[-1] != 3:
             raise ValueError(f"expected frames of shape (T, H, W, 3), got {tuple(x.shape)}")
         x = x.permute(0, 3, 1, 2)
-        h, w = x.shape[-2:]
-        ch, cw = self.fit_box(h, w)
-        mode = self.interpolation
-        if (ch, cw) != (h, w) and self.resize_in == "uint8" and x.dtype == torch.uint8 and mode == "bilinear":
-            x = F.interpolate(
-                x.contiguous(memory_format=torch.channels_last), size=(ch, cw), mode=mode, antialias=True
-            )  # torch's vectorised uint8 kernel wants channels-last
-            h, w = ch, cw
+        if self.in_uint8 and x.dtype == torch.uint8:
+            return self._crop_or_pad(self._resize(x), self._uint8_mean())
+        return self._crop_or_pad(self._normalise(self._resize(self._to_unit(x))), 0.0)
+
+    def on_device(self, x: torch.Tensor) -> torch.Tensor:
+        """uint8 clips (..., 3, H, W) from :meth:`on_host` -> the encoder's float input, on ``x``'s device."""
+        return self._normalise(self._to_unit(x)).contiguous()
+
+    def _to_unit(self, x: torch.Tensor) -> torch.Tensor:
         x = x.float().div_(255.0)
         lo, hi = self.value_range
-        if (lo, hi) != (0.0, 1.0):
-            x = x * (hi - lo) + lo
-        if (ch, cw) != (h, w):
-            x = F.interpolate(
-                x, size=(ch, cw), mode=mode, antialias=mode in ("bilinear", "bicubic"), align_corners=False
+        return x * (hi - lo) + lo if (lo, hi) != (0.0, 1.0) else x
+
+    def _normalise(self, x: torch.Tensor) -> torch.Tensor:
+        mean = torch.tensor(self.mean, device=x.device).view(3, 1, 1)
+        std = torch.tensor(self.std, device=x.device).view(3, 1, 1)
+        return (x - mean) / std
+
+    def _uint8_mean(self) -> tuple[int, int, int]:
+        """The uint8 colour closest to the mean: letterbox padding that normalises to 0 within rounding."""
+        lo, hi = self.value_range
+        return tuple(min(255, max(0, round((m - lo) / (hi - lo) * 255))) for m in self.mean)
+
+    def _resize(self, x: torch.Tensor) -> torch.Tensor:
+        """To the fit box, antialiased (uint8 frames through torch's vectorised channels-last kernel)."""
+        h, w = x.shape[-2:]
+        ch, cw = self.fit_box(h, w)
+        if (ch, cw) == (h, w):
+            return x
+        mode = self.interpolation
+        if x.dtype == torch.uint8:
+            return F.interpolate(
+                x.contiguous(memory_format=torch.channels_last), size=(ch, cw), mode=mode, antialias=True
             )
-        mean = torch.tensor(self.mean).view(1, 3, 1, 1)
-        std = torch.tensor(self.std).view(1, 3, 1, 1)
-        x = (x - mean) / std
+        return F.interpolate(
+            x, size=(ch, cw), mode=mode, antialias=mode in ("bilinear", "bicubic"), align_corners=False
+        )
+
+    def _crop_or_pad(self, x: torch.Tensor, pad) -> torch.Tensor:
+        """The fit box centred in ``size``: cropped (``crop``) or padded with ``pad`` (``letterbox``)."""
+        ch, cw = x.shape[-2:]
         th, tw = self.size
-        if self.resize == "crop" and (ch, cw) != (th, tw):
+        if (ch, cw) == (th, tw):
+            return x.contiguous()
+        if self.resize == "crop":
             top, left = (ch - th) // 2, (cw - tw) // 2
-            x = x[..., top : top + th, left : left + tw]
-        elif (ch, cw) != (th, tw):
-            top, left = (th - ch) // 2, (tw - cw) // 2
-            x = F.pad(x, (left, tw - cw - left, top, th - ch - top), value=0.0)
-        return x.contiguous()
+            return x[..., top : top + th, left : left + tw].contiguous()
+        top, left = (th - ch) // 2, (tw - cw) // 2
+        out = x.new_empty((*x.shape[:-2], th, tw))
+        out[...] = torch.tensor(pad, dtype=x.dtype).view(3, 1, 1) if isinstance(pad, tuple) else pad
+        out[..., top : top + ch, left : left + cw] = x
+        return out

@@ -175,10 +175,12 @@ class FeatureCache:
                 out.setdefault(r["sha256"], vid)
         return out
 
-    def changed_ids(self, paths: dict[str, Path]) -> set[str]:
+    def changed_ids(self, paths: dict[str, Path], digest=None) -> set[str]:
         """Published ids among ``paths`` whose file is not the one they were encoded from: its size or mtime
         moved and its bytes differ, or no record says what it was (a cache written before records were kept).
-        A file whose bytes still match has its record renewed with its stat, so the next run need not read it."""
+        A file whose bytes still match has its record renewed with its stat, so the next run need not read it.
+        ``digest``: a file's sha256 (default :func:`content_hash`; a dataset's index gives it without a read)."""
+        digest = digest or content_hash
         records, changed, renewed = self._latest_records(), set(), {}
         for vid in self.done_ids() & paths.keys():
             r, source = records.get(vid, (None, None))
@@ -186,7 +188,7 @@ class FeatureCache:
             if r is None:
                 changed.add(vid)
             elif r.get("stat") != stat_now:
-                if r["sha256"] != content_hash(paths[vid]):
+                if r["sha256"] != digest(paths[vid]):
                     changed.add(vid)
                 else:
                     renewed.setdefault(source, []).append({**r, "stat": stat_now})

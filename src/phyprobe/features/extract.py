@@ -26,6 +26,7 @@ from lightning.pytorch.plugins.environments import LightningEnvironment
 from torch.utils.data import DataLoader, Dataset
 
 from ..data.manifest import Manifest
+from ..data.video_index import VideoIndex
 from ..encoders import FrozenEncoder
 from ..encoders.base import default_encoder_threads
 from ..errors import UserError, debug_enabled, user_error_line
@@ -64,7 +65,7 @@ class ClipDataset(Dataset):
     def __getitem__(self, i: int) -> dict:
         vid, path = self.items[i]
         try:
-            frames, c = self.read_clip(path, self.clip)
+            frames, c = self.read_clip(path, self.clip, on_host=True)  # uint8 clips finish on the device
             return {"id": vid, "path": str(path), "frames": frames, "times": torch.from_numpy(c.timestamps)}
         except VideoDecodeError as e:
             return {"id": vid, "path": str(path), "error": e.reason}
@@ -130,6 +131,8 @@ class ExtractionModule(L.LightningModule):
         if batch["frames"] is None:
             return {**batch, "feats": None}
         x = batch["frames"]
+        if x.dtype == torch.uint8:  # resize_in=uint8: converted and normalised here, on the device
+            x = self.encoder.preprocess.on_device(x)
         dtype = self.compute_dtype(self.device)
         with torch.autocast(self.device.type, dtype=dtype, enabled=dtype != torch.float32):
             feats = self.encoder(x)
@@ -217,7 +220,8 @@ def extract_features(
 
     ``share=(i, n)``: extract only the videos of share ``i`` of ``n`` (:func:`in_share`), on one device and under
     writer rank ``i``, as one of ``n`` processes a launcher started; the shares of any ``n`` cover every video once.
-    ``max_todo``: raise :class:`TooManyToExtract`, before encoding anything, when more videos than that are missing.
+    ``max_todo``: raise :class:`TooManyToExtract`, before encoding anything, when more videos than that are to be
+    encoded (features derived from other cached features, a fitted model's or a concatenation's, are not counted).
 
     Leaves the global RNG as it found it (iterating a DataLoader draws a seed), so a run on a warm
     cache trains exactly like the cold run that filled it.
@@ -230,7 +234,8 @@ def extract_features(
     paths: dict[str, Path] = {}  # stored key -> file, once per file however many ids list it
     for vid, p in zip(manifest.videos["id"], manifest.videos["path"]):
         paths.setdefault(view.key_of(vid), manifest.video_path(p))
-    changed = cache.changed_ids(paths)
+    digest = Digests(manifest)
+    changed = cache.changed_ids(paths, digest)
     if changed:
         log.warning(
             "%s: %d videos changed since they were encoded (%s, ...); encoding them again",
@@ -243,8 +248,6 @@ def extract_features(
     todo = [(k, p) for k, p in paths.items() if k not in skip and (share is None or in_share(k, *share))]
     if not todo:
         return view
-    if max_todo is not None and len(todo) > max_todo:
-        raise TooManyToExtract(len(todo), cache.dir, max_todo)
 
     def upstream(enc: FrozenEncoder, enc_dtype: str) -> FeatureCache:
         """The cache of an encoder these features are computed from, filled for the videos still to do."""
@@ -252,7 +255,7 @@ def extract_features(
         sub = manifest.keep(np.array([view.key_of(v) in wanted for v in manifest.videos["id"]]))
         return extract_features(
             sub, enc, clip, cache_root, enc_dtype, batch_size, num_workers, shard_size, trainer_kwargs,
-            encoder_threads, flush_seconds, share,
+            encoder_threads, flush_seconds, share, max_todo,
         ).cache  # fmt: skip
 
     writer_rank = 0 if share is None else share[0]  # a launcher's processes never share a writer's lock
@@ -264,16 +267,20 @@ def extract_features(
         base = upstream(encoder.base, encoder.base_dtype)
         _derive_from_base(cache, base, encoder, todo, shard_size, flush_seconds, writer_rank)
         return view
-    todo, copies = _share_content(cache, todo, shard_size, flush_seconds, writer_rank)
+    if max_todo is not None and len(todo) > max_todo:  # encoded, not derived from another cache: the check is here
+        raise TooManyToExtract(len(todo), cache.dir, max_todo)
+    todo, copies = _share_content(cache, todo, shard_size, flush_seconds, writer_rank, digest)
     if not todo:
         return view
     log.info("extracting %d of %d videos into %s", len(todo), len(manifest), cache.dir)
     if num_workers == "auto":
         num_workers = 4 if torch.cuda.is_available() else 0
+    num_workers, prefetch = loader_memory(batch_bytes(encoder, clip, batch_size), num_workers, shm_free())
     loader = DataLoader(
         ClipDataset(todo, clip, encoder),
         batch_size=batch_size,
         num_workers=num_workers,
+        prefetch_factor=prefetch,
         collate_fn=collate_clips,
         worker_init_fn=_worker_init if num_workers else None,
         persistent_workers=False,
@@ -385,11 +392,16 @@ def _concat_parts(
 
 
 def _share_content(
-    cache: FeatureCache, todo: list[tuple[str, Path]], shard_size: int, flush_seconds: float, rank: int = 0
+    cache: FeatureCache,
+    todo: list[tuple[str, Path]],
+    shard_size: int,
+    flush_seconds: float,
+    rank: int = 0,
+    digest=content_hash,
 ) -> tuple[list[tuple[str, Path]], dict[str, list[tuple[str, str, str | None]]]]:
     """Split ``todo`` into one representative per distinct content (to encode) and its copies;
     ids whose content is already cached under another id get those features now."""
-    digests, paths = {v: content_hash(p) for v, p in todo}, dict(todo)
+    digests, paths = {v: digest(p) for v, p in todo}, dict(todo)
     cached = cache.content_index()
     reuse = {v: cached[d] for v, d in digests.items() if d is not None and d in cached}
     if reuse:
@@ -415,6 +427,66 @@ def _share_content(
     if len(reps) < len(todo) - len(reuse):
         log.info("%d videos share content with others in the run: encoded once", len(todo) - len(reuse) - len(reps))
     return reps, copies
+
+
+class Digests:
+    """A video file's sha256: from its dataset's index (``phyprobe data index``) when a row describes the file as
+    it is now, else read from the file. The index is loaded on the first call: a run with nothing new to encode
+    never reads it."""
+
+    def __init__(self, manifest: Manifest):
+        self.manifest, self.index = manifest, None
+
+    def __call__(self, path: Path) -> str | None:
+        if self.index is None:
+            self.index = VideoIndex.for_manifest(self.manifest)
+        row = self.index.lookup(path)
+        return row["sha256"] if row else content_hash(path)
+
+
+SHM_SHARE = 0.5  # of /dev/shm's free space, for the batches decode workers hold ready
+
+
+def batch_bytes(encoder: FrozenEncoder, clip: ClipSpec, batch_size: int) -> int:
+    """Bytes of one batch of clips as decode workers hand it over (uint8 with ``resize_in=uint8``, else float32)."""
+    pre = encoder.preprocess
+    frames = encoder.clip_spec(clip).num_frames
+    return batch_size * frames * 3 * pre.size[0] * pre.size[1] * (1 if pre.in_uint8 else 4)
+
+
+def shm_free() -> int | None:
+    """Free bytes in /dev/shm, where DataLoader workers put the batches they hand over; None where there is none."""
+    try:
+        st = os.statvfs("/dev/shm")
+    except OSError:
+        return None
+    return st.f_bavail * st.f_frsize
+
+
+def loader_memory(batch: int, num_workers: int, shm: int | None) -> tuple[int, int | None]:
+    """(decode workers, batches each holds ready) whose batches fit in :data:`SHM_SHARE` of ``shm`` bytes: two
+    each when there is room, else one, else fewer workers. When not even one batch fits (a container's default
+    64 MB /dev/shm against ~1 GB of float32 clips), decoding stays in this process, which needs no shared memory,
+    and the log says how to give the workers room: this is slow, never a crash."""
+    if num_workers == 0 or shm is None:
+        return num_workers, (None if num_workers == 0 else 2)
+    budget = int(shm * SHM_SHARE)
+    for workers in range(num_workers, 0, -1):
+        for prefetch in (2, 1):
+            if workers * prefetch * batch <= budget:
+                if workers < num_workers:
+                    log.warning(
+                        "/dev/shm has %d MB free: %d decode workers instead of %d (each batch is %d MB); give the "
+                        "container more (docker --shm-size) or lower extract.batch_size",
+                        shm >> 20, workers, num_workers, batch >> 20,
+                    )  # fmt: skip
+                return workers, prefetch
+    log.warning(
+        "/dev/shm has %d MB free, less than one batch of clips (%d MB) needs: decoding in this process, slowly; give "
+        "the container more (docker --shm-size), lower extract.batch_size, or use +backbone.resize_in=uint8",
+        shm >> 20, batch >> 20,
+    )  # fmt: skip
+    return 0, None
 
 
 def in_share(key: str, index: int, count: int) -> bool:
@@ -477,7 +549,7 @@ def add_cli(sub) -> None:
     )
     p.add_argument(
         "--share",
-        type=_share_arg,
+        type=share_arg,
         default=None,
         metavar="I/N",
         help="extract share I of N (0-based), as one task of a job array; under torchrun or srun the share is "
@@ -498,7 +570,8 @@ def _check_gpu_asked(accelerator: str, devices) -> None:
     )
 
 
-def _share_arg(text: str) -> tuple[int, int]:
+def share_arg(text: str) -> tuple[int, int]:
+    """``I/N`` as a command's ``--share`` takes it: share I (0-based) of N."""
     i, _, n = text.partition("/")
     if not (i.isdigit() and n.isdigit()) or not 0 <= int(i) < int(n):
         raise argparse.ArgumentTypeError(f"{text!r} is not I/N with 0 <= I < N")
@@ -523,26 +596,21 @@ def _int_at_least(text: str, lo: int) -> int:
     return v
 
 
-def _as_training_composes(overrides: list[str]) -> tuple[FrozenEncoder, ClipSpec, str]:
-    """The encoder, clip and feature dtype train.py composes from ``overrides``; a backbone fitted in the training
-    run (a dynamics model) is refused: what is worth extracting ahead is the frozen encoder under it."""
+def _as_training_composes(overrides: list[str]) -> tuple[list[tuple[FrozenEncoder, str]], ClipSpec]:
+    """What train.py's extract stage encodes for ``overrides`` (each frozen encoder with its cache's dtype: for a
+    part fitted in the run, the encoder under it) and the clip it reads."""
     from hydra import compose, initialize_config_dir
     from hydra.errors import HydraException
 
     from ..config_files import config_dir
-    from ..instantiate import build_encoder, fits_in_run
+    from ..instantiate import frozen_inputs
 
     try:
         with initialize_config_dir(version_base="1.3", config_dir=str(config_dir())):
             cfg = compose("train", overrides=overrides)
     except HydraException as e:
         raise UserError(f"train.py overrides {' '.join(overrides)}: {str(e).splitlines()[0]}") from None
-    if fits_in_run(cfg.backbone):
-        raise UserError(
-            f"backbone {cfg.backbone.get('name', '?')}: fitted in the training run (checkpoint: fit); extract the "
-            "frozen encoder it is fitted on, or train once and extract with its scorer's encoder"
-        )
-    return build_encoder(cfg.backbone), ClipSpec(**cfg.clip), str(cfg.feature_dtype)
+    return frozen_inputs(cfg.backbone, str(cfg.feature_dtype)), ClipSpec(**cfg.clip)
 
 
 def _cli(args) -> int:
@@ -551,14 +619,13 @@ def _cli(args) -> int:
     manifest = Manifest.load(args.manifest)  # the cheap checks first
     if args.overrides and (args.encoder or args.image_size or args.num_frames):
         raise UserError("give either train.py's overrides or --encoder/--image-size/--num-frames, not both")
-    dtype = "float16"
     if args.overrides:
-        enc, clip, dtype = _as_training_composes(args.overrides)
+        encoders, clip = _as_training_composes(args.overrides)
     else:
         name = args.encoder or "efficientnet_lite0"
         if name not in available_configs():
             raise UserError(f"unknown encoder {name!r}; available: {', '.join(available_configs())}")
-        enc = from_config(name, **({"image_size": args.image_size} if args.image_size else {}))
+        encoders = [(from_config(name, **({"image_size": args.image_size} if args.image_size else {})), "float16")]
         clip = ClipSpec(args.num_frames or 16)
     devices = int(args.devices) if args.devices.isdigit() else args.devices
     share = args.share or launcher_share()
@@ -568,25 +635,28 @@ def _cli(args) -> int:
     tk = {"devices": devices, "accelerator": args.accelerator}
     if devices != 1:
         tk["strategy"] = "ddp"
-    cache = extract_features(
-        manifest,
-        enc,
-        clip,
-        args.cache,
-        dtype=dtype,
-        batch_size=args.batch_size,
-        num_workers=args.workers,
-        shard_size=args.shard_size,
-        trainer_kwargs=tk,
-        share=share,
-    )
-    ids = set(manifest.videos["id"])
-    if share is not None:  # this process answers for its share; the others report theirs
-        ids = {v for v in ids if in_share(cache.key_of(v), *share)}
-    done = cache.done_ids() & ids
-    fails = {v: r for v, r in cache.failures().items() if v in ids and v not in done}
-    part = "" if share is None else f"  share {share[0]}/{share[1]}"
-    print(f"cache: {cache.dir}{part}  videos: {len(done)} of {len(ids)}  unreadable: {len(fails)}")
-    for r in fails.values():
-        print(user_error_line(f"{r['path']}: {r['reason']}"), file=sys.stderr)
-    return 1 if fails else 0
+    failed = False
+    for enc, dtype in encoders:
+        cache = extract_features(
+            manifest,
+            enc,
+            clip,
+            args.cache,
+            dtype=dtype,
+            batch_size=args.batch_size,
+            num_workers=args.workers,
+            shard_size=args.shard_size,
+            trainer_kwargs=tk,
+            share=share,
+        )
+        ids = set(manifest.videos["id"])
+        if share is not None:  # this process answers for its share; the others report theirs
+            ids = {v for v in ids if in_share(cache.key_of(v), *share)}
+        done = cache.done_ids() & ids
+        fails = {v: r for v, r in cache.failures().items() if v in ids and v not in done}
+        part = "" if share is None else f"  share {share[0]}/{share[1]}"
+        print(f"cache: {cache.dir}{part}  videos: {len(done)} of {len(ids)}  unreadable: {len(fails)}")
+        for r in fails.values():
+            print(user_error_line(f"{r['path']}: {r['reason']}"), file=sys.stderr)
+        failed = failed or bool(fails)
+    return 1 if failed else 0

@@ -21,7 +21,7 @@ from ..instantiate import build_encoder, instantiate_or_user_error
 from ..io.video import ClipSpec
 from ..lightning_setup import L
 from ..runinfo import save_run_info
-from .pipeline import trainable_part
+from .parts import trainable_part
 
 log = logging.getLogger(__name__)
 

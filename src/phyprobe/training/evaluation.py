@@ -1,4 +1,5 @@
-"""Evaluate a run on the held-out parts of its own data, for the model and the same-encoder baselines."""
+"""The evaluate stage: the run's scores (``scores.csv``) and the baselines on the benchmarks its data holds ->
+``metrics.json`` and ``report.md``."""
 
 from __future__ import annotations
 
@@ -9,10 +10,21 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
+from omegaconf import DictConfig, OmegaConf
 
+from ..baselines.motion import motion_scores
+from ..baselines.vjepa2_surprisal import uses_own_predictor, vjepa2_surprisal_scores
 from ..data.manifest import Manifest
-from ..eval.protocols import flatten_metrics, load_benchmark
+from ..encoders import FrozenEncoder
+from ..errors import UserError
+from ..eval.protocols import flatten_metrics, load_benchmark, same_scene_margins
 from ..eval.report import fmt_leaf, headline_table
+from ..eval.shortcuts import shortcut_diagnostics
+from ..io.video import ClipSpec
+from ..runinfo import atomic_write_json
+from .head_training import SCORES, TrainedHead
+from .parts import RunData
+from .recipe import recipe_line
 
 log = logging.getLogger(__name__)
 
@@ -149,8 +161,6 @@ def write_run_report(
             target.rmdir()
         else:
             pages[name] = page.relative_to(out)
-    from .pipeline import recipe_line
-
     recipe = [f"Recipe: {recipe_line(metrics['recipe'])}.", ""] if metrics.get("recipe") else []
     head = [
         "# phyprobe run report",
@@ -211,3 +221,77 @@ def write_run_report(
     path = out / "report.md"
     path.write_text("\n".join(head) + "\n" + main_text, encoding="utf-8")
     return path
+
+
+def evaluate(cfg: DictConfig, out: Path, encoder: FrozenEncoder, data: RunData, trained: TrainedHead) -> dict:
+    """Evaluate the scores the train stage wrote, and the baselines beside them, on every configured benchmark this
+    run's data holds (its own held-out pairs when none does); write ``metrics.json`` and ``report.md``."""
+    manifest, feats, row_of = data.manifest, data.feats, data.row_of
+    clip = ClipSpec(**cfg.clip)
+    written = pd.read_csv(out / SCORES, dtype={"id": str})
+    if list(written["id"]) != list(manifest.videos["id"]):
+        raise UserError(f"{out / SCORES}: its videos are not this run's (written by another run into this folder?)")
+    raw = written["raw_score"].to_numpy()
+    scores = manifest.videos.assign(raw_score=raw, score=np.clip(raw, 0.0, 1.0))
+    trained_on = trained.training["trained_on"]
+    # videos of the training sources that training never saw (data.exclude): out of distribution
+    excluded = set(manifest.videos["id"][manifest.videos["source"].isin(trained_on)]) - set(data.trainable.videos["id"])
+    restricted = restrict_all(manifest, cfg.eval.benchmarks) or own_data_benchmarks(manifest)
+    model_scores = dict(zip(scores["id"], raw))
+    metrics = {
+        "benchmarks": evaluate_run(restricted, model_scores, cfg.eval.n_boot),
+        "distribution": distribution_labels(restricted, trained_on, excluded),
+        "trained_on": trained_on,
+    }
+    baselines = {}
+    if "surprisal" in cfg.eval.baselines:
+        plausible_train = [
+            row_of[v]
+            for v, var in zip(data.train_m.videos["id"], data.train_m.videos["metadata"])
+            if (var or {}).get("variant", "plausible") == "plausible" and v in row_of
+        ]
+        for stat, vals in surprisal_scores(feats, plausible_train).items():
+            baselines[f"surprisal_{stat}"] = dict(zip(manifest.videos["id"], vals))
+    bench_videos = manifest.keep(
+        manifest.videos["id"].isin(set().union(*(m.videos["id"] for _, m in restricted.values())))
+    )
+    if "motion" in cfg.eval.baselines and restricted:  # the zero-parameter flow heuristic, on the benchmarks' videos
+        baselines["motion"] = motion_scores(
+            bench_videos, clip.num_frames, cache_dir=cfg.paths.get("baseline_cache_dir")
+        )
+    if "geophys" in cfg.eval.baselines and restricted:  # training-free: a frozen image encoder's embedding path
+        from ..baselines import geophys
+
+        gp = OmegaConf.to_container(cfg.eval.geophys, resolve=True)
+        if clip.num_frames < geophys.min_frames(gp["signals"]):
+            log.warning("geophys baseline skipped: %d-frame clips leave its signals undefined", clip.num_frames)
+        elif (cols := geophys.shared_columns(encoder, gp["frames"], gp["layer"])) and clip == ClipSpec(clip.num_frames):
+            own = {v: feats[row_of[v]] for v in bench_videos.videos["id"]}  # the run's features hold its path
+            baselines["geophys"] = geophys.scores_from_features(own, cols, gp["signals"])
+        else:
+            baselines["geophys"] = geophys.geophys_scores(
+                bench_videos, cfg.paths.cache_dir, num_frames=clip.num_frames, **gp, **cfg.extract
+            )
+    if "surprisal" in cfg.eval.baselines and uses_own_predictor(encoder) and restricted:
+        # the paper's baseline: V-JEPA 2's own predictor, on the benchmarks' videos
+        own = vjepa2_surprisal_scores(bench_videos, encoder.to("cuda" if torch.cuda.is_available() else "cpu"), clip)
+        baselines.update({f"vjepa2_surprisal_{stat}": base for stat, base in own.items()})
+    for name, base in baselines.items():
+        metrics.setdefault("baselines", {})[name] = evaluate_run(restricted, base, cfg.eval.n_boot)
+        metrics.setdefault("margins", {})[name] = same_scene_margins(restricted, model_scores, base, cfg.eval.n_boot)
+    metrics["shortcuts"] = {
+        name: shortcut_diagnostics(bench_videos.videos, sc, cfg.eval.n_boot)
+        for name, sc in {"phyprobe": model_scores, **baselines}.items()
+    }
+    metrics["recipe"] = trained.training["recipe"]
+    metrics["run"] = {
+        "output_dir": str(out),
+        "skipped_videos": len(data.skipped),
+        "num_videos": len(manifest),
+        "head_parameters": trained.head.num_parameters(),
+        "num_train_pairs": trained.training["num_train_pairs"],
+    }
+    atomic_write_json(out / "metrics.json", metrics)
+    if cfg.eval.report and metrics["benchmarks"]:
+        write_run_report(out, metrics, scores.assign(metadata=manifest.videos["metadata"]), restricted, cfg.eval.main)
+    return metrics

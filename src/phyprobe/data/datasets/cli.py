@@ -3,6 +3,7 @@ data for leakage."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -74,6 +75,20 @@ def add_cli(sub) -> None:
     )
     lk.add_argument("--cache", default=".cache/leakage", help="where video fingerprints are cached")
     lk.set_defaults(func=_leakage)
+
+    ix = data.add_parser(
+        "index",
+        help="compute each video's sha256, frame count, duration and first-frame hash once, in parallel, into "
+        "MANIFEST/video_index*.jsonl, for every later extraction, leakage check and run to read",
+    )
+    ix.add_argument("manifest", help="a manifest folder (videos.jsonl)")
+    ix.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="worker processes (default: every core)")
+    ix.add_argument(
+        "--share",
+        metavar="I/N",
+        help="index only share I of N of the videos (one task of a job array; each share writes a file of its own)",
+    )
+    ix.set_defaults(func=_index)
 
 
 def _prepare(args) -> int:
@@ -150,6 +165,29 @@ def _stats(args) -> int:
         files.append(plot_magnitude_maps(maps, plots))
     print("plots: " + ", ".join(str(f) for f in files))
     return 0
+
+
+def _index(args) -> int:
+    import argparse
+
+    from ...errors import UserError
+    from ...features.extract import launcher_share, share_arg
+    from ..manifest import Manifest
+    from ..video_index import build
+
+    try:
+        share = share_arg(args.share) if args.share else launcher_share()
+    except argparse.ArgumentTypeError as e:
+        raise UserError(f"--share {args.share}: {e}") from None
+    if args.workers < 1:
+        raise UserError(f"--workers {args.workers}: at least 1")
+    manifest = Manifest.load(args.manifest)
+    done, total, errors = build(manifest, args.workers, share)
+    part = "" if share is None else f" (share {share[0]}/{share[1]})"
+    print(f"{manifest.root}: {done} videos indexed now, {total - done} already{part}; unreadable: {len(errors)}")
+    for r in errors:
+        print(f"error: {r['path']}: {r['error']}", file=sys.stderr)
+    return 1 if errors else 0
 
 
 def _leakage(args) -> int:

@@ -25,6 +25,7 @@ import numpy as np
 
 from ...errors import UserError
 from ..manifest import Manifest
+from ..video_index import VideoIndex
 
 log = logging.getLogger(__name__)
 
@@ -128,6 +129,7 @@ def _allowed(o: Overlap, allow: Iterable[str]) -> bool:
 def _keys(m: Manifest, kind: str, cache: FingerprintCache, only_sizes: set[int] | None = None) -> dict[str, list[str]]:
     """fingerprint -> video ids of ``m`` for one kind (content hashes only for files of a size in ``only_sizes``)."""
     out: dict[str, list[str]] = {}
+    index = VideoIndex.for_manifest(m) if kind == "first_frame" else None  # the first frames decoded once, ahead
     for vid, path, meta in zip(m.videos["id"], m.videos["path"], m.videos["metadata"]):
         if kind == "prompt":
             k = normalise_prompt((meta or {}).get("prompt"))
@@ -139,7 +141,8 @@ def _keys(m: Manifest, kind: str, cache: FingerprintCache, only_sizes: set[int] 
                         continue
                 except OSError:
                     continue
-            k = cache.get(p, kind)
+            row = index.lookup(p) if index is not None else None
+            k = row["first_frame"] if row else cache.get(p, kind)
         if k is not None:
             out.setdefault(k, []).append(vid)
     return out
