@@ -219,6 +219,10 @@ class SuiteServer(LocalServer):
         agent, inputs, content = self.reply_for(body)
         usage = {"prompt_tokens": len(_user_text(body)) // 4, "completion_tokens": len(content) // 4}
         data = json.dumps(completion(key, body["model"], content, usage)).encode()
+        with self.lock:  # counted before the reply leaves: a client that has its reply finds it counted
+            self.answered[key] += 1
+            self.agents[agent] += 1
+            self.inputs.append((agent, inputs))
         try:
             h.send_response(200)
             h.send_header("content-type", "application/json")
@@ -227,11 +231,10 @@ class SuiteServer(LocalServer):
             h.wfile.write(data)
             h.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
-            return
-        with self.lock:
-            self.answered[key] += 1
-            self.agents[agent] += 1
-            self.inputs.append((agent, inputs))
+            with self.lock:  # never received: not an answer
+                self.answered[key] -= 1
+                self.agents[agent] -= 1
+                self.inputs.remove((agent, inputs))
 
 
 def main() -> None:
