@@ -304,3 +304,17 @@ def test_leaderboard_geophys_column(tiny_world, tmp_path, capsys):
     assert sorted(str(p) for p in (out / "features").rglob("*.tar")) == shards
     assert json.loads((out / "features" / "geophys.json").read_text()) == cost
     assert again["per_prompt"] == ev["per_prompt"] and again["stats"] == ev["stats"]
+
+
+def test_the_flow_geophys_design_derives_its_part_from_geophys_own_cache():
+    """``experiment=flow_geophys``'s log-scaled path is read from the unscaled path's cache, keyed as GeoPhys's own
+    encoder is: a run of it fills the cache the baseline reads, so the baseline decodes nothing a third time."""
+    from omegaconf import OmegaConf
+
+    from phyprobe.baselines.geophys import DEFAULT, geophys_encoder
+    from phyprobe.config_files import SOURCE_ROOT
+    from phyprobe.instantiate import frozen_inputs
+
+    backbone = OmegaConf.load(SOURCE_ROOT / "configs" / "backbone" / "flow_dynamics_geophys.yaml")
+    derived = [enc for enc, _ in frozen_inputs(backbone, "float16") if hasattr(enc, "base")]
+    assert [enc.base.describe() for enc in derived] == [geophys_encoder(DEFAULT["frames"], DEFAULT["layer"]).describe()]
