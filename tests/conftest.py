@@ -4,9 +4,21 @@ The helpers behind them are in phyprobe.testing, which benchmarks and child proc
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 import pytest
 
 from phyprobe.testing.videos import write_toy_manifest
+
+# The scores a leaderboard keeps across runs (leaderboard.evaluators.score_store) go to a folder of the session's
+# (inherited by child processes), and each test gets one of its own: no test reads what another scored.
+os.environ["PHYPROBE_CACHE"] = tempfile.mkdtemp(prefix="phyprobe-cache-")
+
+
+@pytest.fixture(autouse=True)
+def own_score_store(tmp_path, monkeypatch):
+    monkeypatch.setenv("PHYPROBE_CACHE", str(tmp_path / "phyprobe-cache"))
 
 
 @pytest.fixture

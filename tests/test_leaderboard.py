@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -170,23 +171,84 @@ def test_the_gate_fails_when_every_clip_of_a_generator_is_replaced_by_its_severe
     assert all(f"regression: {r['evaluator']} plausible vs plausible" in err for r in caught)
 
 
-def test_scoring_resumes_after_a_kill(board, capsys):
-    """A results file cut short as a kill leaves it (whole rows, then a torn one): the rerun scores only the videos
+def test_scoring_resumes_after_a_kill(board, monkeypatch):
+    """The score store cut short as a kill leaves it (whole rows, then a torn one): the rerun scores only the videos
     it no longer answers, and the leaderboard is the same."""
+    monkeypatch.setenv("PHYPROBE_CACHE", str(_store_root(board)))  # the store the board's runs filled
     out = board["out"]
-    scores = out / "scores" / "phyprobe.jsonl"
-    lines = scores.read_bytes().splitlines(keepends=True)
-    meta = json.loads((out / "scores" / "phyprobe.json").read_text())
-    scores.write_bytes(b"".join(lines[:10]) + lines[10][:20])
+    store = Path(json.loads((out / "scores" / "phyprobe.json").read_text())["store"])
+    lines = store.read_bytes().splitlines(keepends=True)
+    cost = json.loads(store.with_suffix(".json").read_text())
+    store.write_bytes(b"".join(lines[:10]) + lines[10][:20])
     assert cli([*board["args"], "--n-boot", "2000", "--no-progress", "--no-plots"]) == 0
-    assert len(scores.read_bytes().splitlines()) == len(lines)
-    again = json.loads((out / "scores" / "phyprobe.json").read_text())
-    assert again["videos_scored"] == meta["videos_scored"] + len(lines) - 10
+    assert len(store.read_bytes().splitlines()) == len(lines)
+    again = json.loads(store.with_suffix(".json").read_text())
+    assert again["videos_scored"] == cost["videos_scored"] + len(lines) - 10
     rerun = json.loads((out / "leaderboard.json").read_text())["evaluators"]["phyprobe"]
     first = board["json"]["evaluators"]["phyprobe"]["per_prompt"]
     diffs = [abs(v - first[e][p]) for e, per in rerun["per_prompt"].items() for p, v in per.items()]
     assert max(diffs) <= 1e-6  # float32 rounding moves with the batch a video is scored in: within the tie tolerance
     assert rerun["stats"]["win_matrix"] == board["json"]["evaluators"]["phyprobe"]["stats"]["win_matrix"]
+
+
+def test_a_second_leaderboard_in_a_new_out_scores_nothing(board, tmp_path, monkeypatch):
+    """Scores are kept by the scorer's identity and each video's content: the same videos into a new ``--out`` run
+    no encoder forward and give the same table; the record in ``--out`` has one row per video however often run."""
+    from phyprobe.features.extract import ExtractionModule
+
+    monkeypatch.setenv("PHYPROBE_CACHE", str(_store_root(board)))  # the store the board's runs filled
+    steps = []
+    step = ExtractionModule.predict_step
+    monkeypatch.setattr(ExtractionModule, "predict_step", lambda m, *a, **k: steps.append(1) or step(m, *a, **k))
+    args = ["leaderboard", str(board["root"] / "gens"), "--prompts", str(board["root"] / "gens" / "prompts.jsonl")]
+    for _ in range(2):
+        assert (
+            cli(
+                [*args, "--out", str(tmp_path / "new"), "--scorer", str(board["scorer"]), "--no-plots", "--no-progress"]
+            )
+            == 0
+        )
+    assert steps == []
+    rows = (tmp_path / "new" / "scores" / "phyprobe.jsonl").read_text().splitlines()
+    first = (board["out"] / "scores" / "phyprobe.jsonl").read_text().splitlines()
+    assert sorted(rows) == sorted(first) and len(rows) == len(set(rows))
+
+
+def test_the_same_relative_generations_elsewhere_are_scored_anew(board, tmp_path, monkeypatch):
+    """Two working directories, each with a ``gens`` folder of the same names but other videos, into one ``--out``:
+    the second is ranked on its own videos' scores, never on the first's."""
+    from phyprobe.scorer import Scorer
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(board["root"] / "gens", a / "gens")
+    shutil.copytree(board["root"] / "gens", b / "gens")
+    names = sorted(p.name for p in (b / "gens").iterdir() if p.is_dir())
+    swapped = [b / "gens" / names[0] / f.name for f in sorted((b / "gens" / names[0]).glob("*.mp4"))]
+    donor = sorted((b / "gens" / names[-1]).glob("*.mp4"))
+    for dst, src in zip(swapped, donor):
+        shutil.copyfile(src, dst)  # generator 0's videos are now generator -1's
+    out = tmp_path / "out"
+    for cwd in (a, b):
+        monkeypatch.chdir(cwd)
+        args = [
+            "leaderboard",
+            "gens",
+            "--prompts",
+            "gens/prompts.jsonl",
+            "--out",
+            str(out),
+            "--scorer",
+            str(board["scorer"]),
+        ]
+        assert cli([*args, "--no-plots", "--no-progress"]) == 0
+    rows = [json.loads(line) for line in (out / "scores" / "phyprobe.jsonl").read_text().splitlines()]
+    raw = Scorer.from_pretrained(board["scorer"]).score_raw_many([str(p) for p in swapped])
+    got = {r["video"]: r["raw_score"] for r in rows}
+    assert [got[f"gens/{names[0]}/{p.name}"] for p in swapped] == pytest.approx(raw, abs=1e-6)
+
+
+def _store_root(board) -> Path:
+    return Path(json.loads((board["out"] / "scores" / "phyprobe.json").read_text())["store"]).parents[1]
 
 
 def test_a_foreign_videos_jsonl_is_never_overwritten(board, tmp_path, capsys):

@@ -2,7 +2,8 @@
 
 GENERATIONS is a folder ``ROOT/<generator>/<prompt_id>.mp4`` (or ``ROOT/<generator>/<checkpoint>/...``) or a
 JSONL/CSV manifest (``generator``, ``prompt_id``, ``video``, optional ``checkpoint``/``step`` and group fields).
-Evaluators: ``--scorer`` (scored through the resumable batch scorer into DIR/scores/), ``--judge`` (the output of
+Evaluators: ``--scorer`` (each video scored once per scorer, kept by its content in $PHYPROBE_CACHE/scores, default
+~/.cache/phyprobe, and reused by any later leaderboard; this run's rows in DIR/scores/), ``--judge`` (the output of
 ``phyprobe judge run`` on DIR/videos.jsonl, which every run writes), ``--scores NAME=CSV``, ``--geophys`` (the
 training-free GeoPhys baseline, its features cached in DIR/features/). Writes
 DIR/leaderboard.{md,csv,json} and plots. With ``--baseline`` (an earlier leaderboard.json, or ``@CHECKPOINT`` for

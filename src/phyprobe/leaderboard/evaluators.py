@@ -1,7 +1,8 @@
 """The evaluators a leaderboard puts side by side, each as per-video scores with a direction and a cost:
 
-- a PhyProbe scorer, run through the resumable batch scorer into ``OUT/scores/<name>.jsonl`` (a rerun scores only
-  what is not there yet, so it pays nothing); its raw score is used, which does not tie at 0 or 1;
+- a PhyProbe scorer, run through the batch scorer into a store keyed by the scorer's identity and each video's
+  content (:func:`score_store`: a video scored once is never scored again, in any ``--out``), recorded in
+  ``OUT/scores/<name>.jsonl``; its raw score is used, which does not tie at 0 or 1;
 - a rubric judge's ``judgements.jsonl`` (``phyprobe judge run`` on the leaderboard's ``videos.jsonl``): the headline
   score on the judge's own scale, and one column per dimension (Sci-VBench's dimensions, SVBench EVA's D1-D5, the
   vision tools' six), all higher = better;
@@ -88,6 +89,14 @@ def scorer_identity(scorer: str, revision: str | None = None) -> str:
     return h.hexdigest()[:16]
 
 
+def score_store() -> Path:
+    """Where scores are kept across leaderboards: ``$PHYPROBE_CACHE/scores`` (default ``~/.cache/phyprobe``), one
+    file per scorer identity, each row keyed by a video's content, so a second leaderboard over the same videos, in
+    any ``--out`` and from any working directory, scores nothing, and a file whose bytes changed is scored anew."""
+    root = os.environ.get("PHYPROBE_CACHE") or os.path.join(os.environ.get("XDG_CACHE_HOME", "~/.cache"), "phyprobe")
+    return Path(root).expanduser() / "scores"
+
+
 def scorer_column(
     scorer: str,
     name: str,
@@ -95,10 +104,14 @@ def scorer_column(
     out_dir: Path,
     progress: bool = True,
     revision: str | None = None,
+    store_dir: Path | None = None,
     **batch_kwargs,
 ) -> Column:
-    """Score every generation not yet in ``out_dir/scores/<name>.jsonl`` with the batch scorer (resumable after a
-    kill) and read the file back. A results file written by another scorer is refused, never mixed."""
+    """Every generation's score by ``scorer``: read from the score store (:func:`score_store`) by the video's content,
+    and scored with the batch scorer where the store has none (appended as they come: a kill loses nothing
+    finished). ``out_dir/scores/<name>.jsonl`` records this leaderboard's rows; a name used by another scorer in
+    ``out_dir`` is refused, never mixed."""
+    from ..features.cache import content_hash
     from ..runinfo import atomic_write_json
     from ..scorer.batch import ResultFile, quiet_lightning, score_files
     from ..scorer.core import Scorer
@@ -106,48 +119,63 @@ def scorer_column(
 
     if not Path(scorer).exists() and not is_repo_id(scorer):
         raise UserError(f"{scorer}: no such scorer directory")
-    results = ResultFile(out_dir / "scores" / f"{name}.jsonl")
-    meta_file = results.path.with_suffix(".json")
+    record = ResultFile(out_dir / "scores" / f"{name}.jsonl")
+    meta_file = record.path.with_suffix(".json")
     ident = scorer_identity(scorer, revision)
     meta = json.loads(meta_file.read_text()) if meta_file.is_file() else None
     if meta is not None and meta.get("scorer_identity") != ident:
         raise UserError(
-            f"{results.path}: scored by another scorer ({meta.get('scorer')}); name this one differently "
+            f"{record.path}: scored by another scorer ({meta.get('scorer')}); name this one differently "
             f"(--scorer NAME={scorer}) or pass a new --out"
         )
-    done = results.finished()
+    record.check()  # a file there that this package did not write is refused before anything is scored
     videos = list(gens["video"])
-    todo = [v for v in videos if v not in done]
-    seconds = (meta or {}).get("seconds", 0.0)
-    scored = (meta or {}).get("videos_scored", 0)
+    missing = [v for v in videos if not Path(v).exists()]
+    if missing:
+        raise GenerationsError(f"{missing[0]}: no such video ({len(missing)} of the generations are missing)")
+    store = ResultFile((store_dir or score_store()) / f"{ident}.jsonl")
+    store_meta = store.path.with_suffix(".json")
+    key = {v: content_hash(Path(v)) or f"unhashable:{os.path.realpath(v)}" for v in videos}
+    known = store.finished()
+    todo = list({key[v]: v for v in reversed(videos) if key[v] not in known}.values())[::-1]  # one per content
+    cost = json.loads(store_meta.read_text()) if store_meta.is_file() else {"seconds": 0.0, "videos_scored": 0}
     if todo:
-        missing = [v for v in todo if not Path(v).exists()]
-        if missing:
-            raise GenerationsError(f"{missing[0]}: no such video ({len(missing)} of the generations are missing)")
         quiet_lightning()
         model = Scorer.from_pretrained(scorer, revision=revision)
-        results.open()
-        atomic_write_json(
-            meta_file, {"scorer": str(scorer), "scorer_identity": ident, "seconds": seconds, "videos_scored": scored}
+        store.open()  # no lock: leaderboards sharing the store append whole rows; one scored twice costs time only
+        report = score_files(
+            model,
+            todo,
+            lambda rows: store.append([{**r, "video": key[r["video"]]} for r in rows]),
+            done=None,
+            progress=progress,
+            **batch_kwargs,
         )
-        report = score_files(model, todo, results.append, done=None, progress=progress, **batch_kwargs)
-        seconds, scored = seconds + report.seconds, scored + report.scored + report.failed
-        atomic_write_json(
-            meta_file, {"scorer": str(scorer), "scorer_identity": ident, "seconds": seconds, "videos_scored": scored}
-        )
-    rows = results.finished()
-    by_path = dict(zip(gens["video"], gens["id"]))
+        cost = {
+            "scorer": str(scorer),
+            "seconds": cost["seconds"] + report.seconds,
+            "videos_scored": cost["videos_scored"] + report.scored + report.failed,
+        }
+        atomic_write_json(store_meta, cost)
+        known = store.finished()
+    rows = [{**known[key[v]], "video": v} for v in videos if key[v] in known]
+    record.path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = record.path.with_name(f".{record.path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(record.format(rows))
+    tmp.replace(record.path)  # whole: two leaderboards into one --out leave one row per video
+    atomic_write_json(meta_file, {"scorer": str(scorer), "scorer_identity": ident, "store": str(store.path)})
     scores, failed = {}, {}
-    for path, vid in by_path.items():
-        r = rows.get(path)
+    for path, vid in zip(gens["video"], gens["id"]):
+        r = known.get(key[path])
         if r is None:
             failed[vid] = "not scored"
         elif "error" in r:
             failed[vid] = r["error"]
         else:
             scores[vid] = float(r["raw_score"])
-    cost = {"seconds_per_video": seconds / scored if scored else None, "calls_per_video": 0.0}
-    return Column(name, scores, False, "scorer", str(scorer), cost, failed)
+    done = cost["videos_scored"]
+    seconds = {"seconds_per_video": cost["seconds"] / done if done else None, "calls_per_video": 0.0}
+    return Column(name, scores, False, "scorer", str(scorer), seconds, failed)
 
 
 # --------------------------------------------------------------------------------------------- GeoPhys
