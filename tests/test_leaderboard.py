@@ -3,6 +3,7 @@ a demo-style scorer trained at toy size and by the vision tools (stand-in) as th
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -258,3 +259,64 @@ def test_a_foreign_videos_jsonl_is_never_overwritten(board, tmp_path, capsys):
         cli(["leaderboard", str(board["root"] / "gens"), "--out", str(tmp_path), "--scorer", str(board["scorer"])])
     assert "holds a videos.jsonl that no leaderboard wrote" in capsys.readouterr().err
     assert foreign.read_text() == '{"id": "mine"}\n'
+
+
+def test_a_score_far_outside_the_training_range_is_flagged_and_the_median_ranks_without_it(
+    board, tmp_path, monkeypatch, capsys
+):
+    """One video of the last-ranked entry planted at a raw score of -2865 (the scorer's training videos scored
+    within a few units): the leaderboard names it, per video and entry; the mean puts the planted entry first, and
+    ``--summary median`` ranks the entries as the clean run does (one value moves a median by one place among the
+    entry's scores, not by its size)."""
+    monkeypatch.setenv("PHYPROBE_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "out"
+    args = ["leaderboard", str(board["root"] / "gens"), "--prompts", str(board["root"] / "gens" / "prompts.jsonl")]
+    args += ["--scorer", str(board["scorer"]), "--no-plots", "--no-progress", "--n-boot", "500"]
+    assert cli([*args, "--out", str(out)]) == 0
+    clean = json.loads((out / "leaderboard.json").read_text())["evaluators"]["phyprobe"]
+    assert clean["far_outside"] == {} and clean["expected_range"] is not None
+    assert cli([*args, "--out", str(tmp_path / "clean_median"), "--summary", "median"]) == 0
+    clean_median = json.loads((tmp_path / "clean_median" / "leaderboard.json").read_text())["evaluators"]["phyprobe"]
+    victim = clean_median["stats"]["systems"][-1]["system"]
+    store = Path(json.loads((out / "scores" / "phyprobe.json").read_text())["store"])
+    rows = [json.loads(line) for line in store.read_text().splitlines()]
+    gens = [json.loads(line) for line in (out / "videos.jsonl").read_text().splitlines()]
+    digests = {g["id"]: hashlib.sha256(Path(g["path"]).read_bytes()).hexdigest() for g in gens}
+    own = [v for v, d in digests.items() if v.startswith(victim + "/") and list(digests.values()).count(d) == 1]
+    planted_video, digest = {"id": own[0]}, digests[own[0]]  # a clip no other entry shares: scores go by content
+    store.write_text(
+        "".join(json.dumps({**r, "raw_score": -2865.0} if r["video"] == digest else r) + "\n" for r in rows)
+    )
+    capsys.readouterr()
+    assert cli([*args, "--out", str(tmp_path / "mean")]) == 0
+    err = capsys.readouterr().err
+    mean = json.loads((tmp_path / "mean" / "leaderboard.json").read_text())["evaluators"]["phyprobe"]
+    assert mean["far_outside"] == {victim: {planted_video["id"]: -2865.0}}
+    assert f"{victim}: 1 (e.g. -2865)" in err and "--summary median" in err
+    assert [s["system"] for s in mean["stats"]["systems"]][0] == victim  # the mean is the outlier's
+    assert cli([*args, "--out", str(tmp_path / "median"), "--summary", "median"]) == 0
+    median = json.loads((tmp_path / "median" / "leaderboard.json").read_text())
+    assert median["summary"] == "median"
+    ranked = median["evaluators"]["phyprobe"]["stats"]["systems"]
+    assert {s["system"]: s["rank"] for s in ranked} == {
+        s["system"]: s["rank"] for s in clean_median["stats"]["systems"]
+    }
+    assert "median [95 %]" in (tmp_path / "median" / "leaderboard.md").read_text()
+
+
+def test_phyprobe_score_flags_a_raw_score_far_outside_the_training_range(board, tmp_path, capsys):
+    """A copy of the scorer whose recorded training range is [100, 101]: every video it scores is far outside it,
+    flagged per video in --json rows and once on stderr; with the real range, none is."""
+    from conftest import run_cli
+
+    video = str(next(iter(board["files"].values())))
+    code, out, err = run_cli(["score", str(board["scorer"]), video, "--json"], capsys)
+    assert code == 0 and "far_outside_training" not in out and "far outside" not in err
+    copy = tmp_path / "scorer"
+    shutil.copytree(board["scorer"], copy)
+    cfg = json.loads((copy / "config.json").read_text())
+    cfg["training"]["raw_score_range"] = [100.0, 101.0]
+    (copy / "config.json").write_text(json.dumps(cfg))
+    code, out, err = run_cli(["score", str(copy), video, "--json"], capsys)
+    assert code == 0 and json.loads(out.splitlines()[0])["far_outside_training"] is True
+    assert "1 videos scored far outside the range the scorer gave its training videos (100 to 101)" in err

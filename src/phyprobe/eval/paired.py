@@ -110,9 +110,11 @@ class PairedResult:
     table: pd.DataFrame
     pairs: pd.DataFrame
     wins: np.ndarray
+    summary: str = "mean"
 
     def to_json(self) -> dict:
         return {
+            "summary": self.summary,
             "n_units": self.n_units,
             "higher_is_better": self.higher_is_better,
             "n_boot": self.n_boot,
@@ -130,6 +132,9 @@ def _records(df: pd.DataFrame) -> list[dict]:
     return out
 
 
+SUMMARIES = ("mean", "median")
+
+
 def paired_statistics(
     values,
     names: Sequence[str],
@@ -139,12 +144,16 @@ def paired_statistics(
     alpha: float = 0.05,
     strengths: bool = True,
     tie_tol: float = 0.0,
+    summary: str = "mean",
 ) -> PairedResult:
     """Paired figures for ``values``, an (n units, k systems) array with no missing entries (a unit some system
     lacks is the caller's to leave out and report). ``higher_is_better`` says which way "better" points (False for
     violation scores). ``strengths``: fit Bradley-Terry (once per resample; the slowest part). ``tie_tol``: values this
     close count as a tie in win rates and Bradley-Terry (e.g. a scorer's float32 rounding, which moves with the batch a
-    video was scored in)."""
+    video was scored in). ``summary``: what ranks the systems and their pairwise differences, the ``mean`` or the
+    ``median`` over units (the lower median, in every resample too), which one unit far out cannot move."""
+    if summary not in SUMMARIES:
+        raise ValueError(f"summary must be one of {SUMMARIES}, got {summary!r}")
     v = np.asarray(values, dtype=np.float64)
     if v.ndim != 2 or v.shape[1] != len(names):
         raise ValueError(f"values must be (units, {len(names)} systems), got shape {v.shape}")
@@ -158,22 +167,28 @@ def paired_statistics(
     point = x.mean(axis=0)
     bt = bradley_terry(point[k:].reshape(k, k) * n) if strengths else None
     start = bt if strengths and np.isfinite(bt).all() else None
-    boot_chunks, bt_chunks = [], []
+    boot_chunks, bt_chunks, median_chunks = [], [], []
+    by_value = np.argsort(v, axis=0, kind="stable")  # each system's units in order of value, for its medians
     for counts in resample_counts(n, n_boot, seed):
         sums = counts @ x  # (b, k + k*k)
         boot_chunks.append(sums / n)
+        if summary == "median":
+            median_chunks.append(_lower_medians(v, by_value, counts))
         if strengths:
             bt_chunks.extend(bradley_terry(s.reshape(k, k), start) for s in sums[:, k:])
     boot = np.concatenate(boot_chunks)
     means, boot_means = point[:k], boot[:, :k]
+    if summary == "median":
+        medians, boot_medians = _lower_medians(v, by_value, np.ones((1, n)))[0], np.concatenate(median_chunks)
     wins = point[k:].reshape(k, k)
     boot_wins = boot[:, k:].reshape(-1, k, k)
     win_rate = wins.sum(axis=1) / max(k - 1, 1)
     boot_win_rate = boot_wins.sum(axis=2) / max(k - 1, 1)
 
+    centre, boot_centre = (medians, boot_medians) if summary == "median" else (means, boot_means)
     sign = -1.0 if higher_is_better else 1.0  # rank 1 = best
-    ranks = stats.rankdata(sign * means, method="min")
-    boot_ranks = stats.rankdata(sign * boot_means, method="min", axis=1)
+    ranks = stats.rankdata(sign * centre, method="min")
+    boot_ranks = stats.rankdata(sign * boot_centre, method="min", axis=1)
     lo, hi = _percentiles(boot_means, alpha)
     wlo, whi = _percentiles(boot_win_rate, alpha)
     rlo, rhi = np.percentile(boot_ranks, [100 * alpha / 2, 100 * (1 - alpha / 2)], axis=0)
@@ -191,6 +206,9 @@ def paired_statistics(
             "win_high": whi,
         }
     )
+    if summary == "median":
+        mlo, mhi = _percentiles(boot_medians, alpha)
+        table["median"], table["median_low"], table["median_high"] = medians, mlo, mhi
     if strengths:
         blo, bhi = _percentiles(np.asarray(bt_chunks), alpha)
         table["bt"], table["bt_low"], table["bt_high"] = bt, blo, bhi
@@ -200,8 +218,8 @@ def paired_statistics(
     rows = []
     for ii, i in enumerate(order):
         for j in order[ii + 1 :]:
-            d = boot_means[:, i] - boot_means[:, j]
-            rows.append((names[i], names[j], means[i] - means[j], *_percentiles(d[:, None], alpha), d, wins[i, j]))
+            d = boot_centre[:, i] - boot_centre[:, j]
+            rows.append((names[i], names[j], centre[i] - centre[j], *_percentiles(d[:, None], alpha), d, wins[i, j]))
     p = bootstrap_p(np.stack([r[5] for r in rows], axis=1)) if rows else np.zeros(0)
     p_holm, reject = holm(p, alpha)
     pairs = pd.DataFrame(
@@ -217,4 +235,15 @@ def paired_statistics(
             "a_wins": [r[6] for r in rows],
         }
     )
-    return PairedResult(list(names), n, higher_is_better, n_boot, alpha, table, pairs, wins)
+    return PairedResult(list(names), n, higher_is_better, n_boot, alpha, table, pairs, wins, summary)
+
+
+def _lower_medians(v: np.ndarray, order: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """(b, k): each system's lower median over units drawn ``counts`` (b, n) times, from ``v`` (n, k) and its
+    per-system sort order: the first value, in order, at which half the draws are reached."""
+    n = v.shape[0]
+    out = np.empty((counts.shape[0], v.shape[1]))
+    for j in range(v.shape[1]):
+        reached = np.cumsum(counts[:, order[:, j]], axis=1) >= n / 2
+        out[:, j] = v[order[:, j], j][reached.argmax(axis=1)]
+    return out

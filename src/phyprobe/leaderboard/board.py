@@ -96,6 +96,19 @@ def quality_confound(
     }
 
 
+def far_outside(column: Column, gens: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """Per entry, its videos a scorer scored far outside its training range (:mod:`phyprobe.scorer.training_range`):
+    ``{entry: {generation id: score}}``, entries with none left out."""
+    from ..scorer.training_range import far_outside as far
+
+    out: dict[str, dict[str, float]] = {}
+    for e, vid in zip(gens["entry"], gens["id"]):
+        x = column.scores.get(vid)
+        if x is not None and far(x, column.expected):
+            out.setdefault(e, {})[vid] = x
+    return out
+
+
 def evaluate_column(
     column: Column,
     gens: pd.DataFrame,
@@ -105,8 +118,10 @@ def evaluate_column(
     seed: int,
     alpha: float,
     quality: Column | None = None,
+    summary: str = "mean",
 ) -> dict:
-    """Everything the leaderboard reports for one evaluator column."""
+    """Everything the leaderboard reports for one evaluator column; entries ranked by ``summary`` (mean or median
+    over the shared prompts)."""
     matrix = score_matrix(column, gens, entries)
     common = shared(matrix)
     out = {
@@ -114,6 +129,8 @@ def evaluate_column(
         "source": column.source,
         "higher_is_better": column.higher_is_better,
         "cost": column.cost,
+        "expected_range": list(column.expected) if column.expected else None,
+        "far_outside": far_outside(column, gens),
         "coverage": coverage(matrix, column, gens),
         "shared_prompts": int(len(common)),
         "per_prompt": {e: {p: float(x) for p, x in matrix[e].dropna().items()} for e in entries},
@@ -123,7 +140,7 @@ def evaluate_column(
         return out
     strengths = len(entries) > 1 and column.kind != "dimension"  # one fit per resample: for headline columns only
     res = paired_statistics(
-        common.to_numpy(), entries, column.higher_is_better, n_boot, seed, alpha, strengths, TIE_TOL
+        common.to_numpy(), entries, column.higher_is_better, n_boot, seed, alpha, strengths, TIE_TOL, summary
     )
     out["stats"] = res.to_json()
     prompt_groups = gens.drop_duplicates("prompt_id").set_index("prompt_id")
@@ -136,7 +153,7 @@ def evaluate_column(
         for value in sorted(labels.dropna().unique(), key=str):
             sub = common[labels.to_numpy() == value]
             r = paired_statistics(
-                sub.to_numpy(), entries, column.higher_is_better, n_boot, seed, alpha, strengths=False, tie_tol=TIE_TOL
+                sub.to_numpy(), entries, column.higher_is_better, n_boot, seed, alpha, False, TIE_TOL, summary
             )
             per[str(value)] = {"prompts": int(len(sub)), "systems": r.to_json()["systems"]}
         out["breakdowns"][g] = per
@@ -199,6 +216,7 @@ def build_leaderboard(
     n_boot: int = 10_000,
     seed: int = 0,
     alpha: float = 0.05,
+    summary: str = "mean",
 ) -> dict:
     """The leaderboard as one JSON-able dict (what ``leaderboard.json`` holds)."""
     entries = list(dict.fromkeys(gens["entry"]))
@@ -210,7 +228,9 @@ def build_leaderboard(
             from ..errors import UserError
 
             raise UserError(f"--quality {quality}: no such evaluator column (known: {[c.name for c in columns]})")
-    evaluators = {c.name: evaluate_column(c, gens, entries, groups, n_boot, seed, alpha, qcol) for c in columns}
+    evaluators = {
+        c.name: evaluate_column(c, gens, entries, groups, n_boot, seed, alpha, qcol, summary) for c in columns
+    }
     return {
         "entries": entries,
         "generators": sorted(set(gens["generator"])),
@@ -221,6 +241,7 @@ def build_leaderboard(
         "n_boot": n_boot,
         "seed": seed,
         "alpha": alpha,
+        "summary": summary,
         "checkpoints": checkpoint_curves(gens),
         "encodings": encoding_check(gens) if "encoding" in gens else None,
         "evaluators": evaluators,

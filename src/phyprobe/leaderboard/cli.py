@@ -74,6 +74,13 @@ def add_cli(sub) -> None:
     p.add_argument("--n-boot", type=positive_int, default=10_000, help="bootstrap resamples of the prompts")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--alpha", type=float, default=0.05)
+    p.add_argument(
+        "--summary",
+        choices=("mean", "median"),
+        default="mean",
+        help="what ranks the entries: the mean score over the shared prompts, or the median, which a few videos "
+        "scored far out (flagged in the output) cannot move",
+    )
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--batch-size", type=positive_int, default=8)
     p.add_argument("--workers", type=workers_arg, default="auto")
@@ -178,10 +185,26 @@ def _run(args) -> int:
     unknown = set(args.higher_is_better) - set(names)
     if unknown:
         raise UserError(f"--higher-is-better {sorted(unknown)}: no such evaluator column (known: {names})")
-    board = build_leaderboard(gens, columns, args.group, args.quality, args.n_boot, args.seed, args.alpha)
+    board = build_leaderboard(gens, columns, args.group, args.quality, args.n_boot, args.seed, args.alpha, args.summary)
     board["run"] = {"code": code_version(), "argv": sys.argv, "created": datetime.now(timezone.utc).isoformat()}
     if board["encodings"]["warning"]:
         print(f"warning: {board['encodings']['warning']}", file=sys.stderr)
+    for n, ev in board["evaluators"].items():
+        if ev["far_outside"]:
+            lo, hi = ev["expected_range"]
+            per = ", ".join(
+                f"{e}: {len(v)} (e.g. {max(v.values(), key=abs):.6g})" for e, v in ev["far_outside"].items()
+            )
+            print(
+                f"warning: {n} scored videos far outside the range it gave its training videos ({lo:.3g} to {hi:.3g}); "
+                f"{per}; ranked by the {args.summary}"
+                + (
+                    ""
+                    if args.summary == "median"
+                    else ", which they move: --summary median ranks by what they cannot move"
+                ),
+                file=sys.stderr,
+            )
     for n, ev in board["evaluators"].items():
         short = {e: c["missing"] for e, c in ev["coverage"].items() if c["missing"]}
         if short and ev["kind"] != "dimension":

@@ -42,6 +42,7 @@ class Column:
     source: str
     cost: dict = field(default_factory=dict)  # seconds_per_video, calls_per_video (None: unknown)
     failed: dict[str, str] = field(default_factory=dict)  # generation id -> why it has no score
+    expected: tuple[float, float] | None = None  # a scorer's training range: scores far outside it are flagged
 
     @property
     def direction(self) -> str:
@@ -175,7 +176,9 @@ def scorer_column(
             scores[vid] = float(r["raw_score"])
     done = cost["videos_scored"]
     seconds = {"seconds_per_video": cost["seconds"] / done if done else None, "calls_per_video": 0.0}
-    return Column(name, scores, False, "scorer", str(scorer), seconds, failed)
+    from ..scorer.training_range import of_scorer
+
+    return Column(name, scores, False, "scorer", str(scorer), seconds, failed, of_scorer(scorer))
 
 
 # --------------------------------------------------------------------------------------------- GeoPhys

@@ -26,6 +26,9 @@ CSV_FIELDS = (
     "mean",
     "low",
     "high",
+    "median",  # with --summary median, what ranks the entries
+    "median_low",
+    "median_high",
     "rank",
     "rank_low",
     "rank_high",
@@ -222,6 +225,15 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     ]
 
 
+def _summary(board: dict) -> str:
+    return board.get("summary", "mean")
+
+
+def _centre(s: dict, board: dict) -> str:
+    """An entry's ranking figure with its interval: the mean, or the median with ``--summary median``."""
+    return _ci(s, "median", "median_low", "median_high") if _summary(board) == "median" else _ci(s)
+
+
 def markdown(
     board: dict, out_dir: Path, plots: bool = True, gate: list[dict] | None = None, baseline: str | None = None
 ) -> str:
@@ -232,8 +244,8 @@ def markdown(
         "",
         f"{len(board['entries'])} entries ({', '.join(board['generators'])}), {board['prompts']} prompts, "
         f"{board['videos']} videos. Intervals: 95 % paired bootstrap over prompts ({board['n_boot']} resamples, "
-        f"seed {board['seed']}); pairwise tests Holm-corrected; ranks as rank (95 % rank interval); win rates per "
-        "prompt, ties half.",
+        f"seed {board['seed']}); pairwise tests Holm-corrected; ranks as rank (95 % rank interval) by the "
+        f"{_summary(board)} score over the shared prompts; win rates per prompt, ties half.",
         "",
     ]
     enc = board.get("encodings")
@@ -247,7 +259,7 @@ def markdown(
         row = [e]
         for n in heads:
             s = next(x for x in evs[n]["stats"]["systems"] if x["system"] == e)
-            row.append(f"{_ci(s)} · rank {_rank(s)}")
+            row.append(f"{_centre(s, board)} · rank {_rank(s)}")
         rows.append(row)
     hdr = ["entry", *(f"{n} ({'↑' if evs[n]['higher_is_better'] else '↓'})" for n in heads)]
     cost = ["cost: s / video", *(_f(evs[n]["cost"].get("seconds_per_video"), 4) for n in heads)]
@@ -303,8 +315,25 @@ def markdown(
             f"{ev['kind']}, {'higher' if ev['higher_is_better'] else 'lower'} is better; source `{ev['source']}`.",
             "",
         ]
+        for e, far in (ev.get("far_outside") or {}).items():
+            lo, hi = ev["expected_range"]
+            lines += [
+                f"**{e}: {len(far)} videos scored far outside the range the scorer gave its training videos "
+                f"({_f(lo)} to {_f(hi)}):** "
+                + ", ".join(f"`{v}` ({x:.6g})" for v, x in list(far.items())[:5])
+                + (" ..." if len(far) > 5 else "")
+                + ("" if _summary(board) == "median" else "; a mean over them is theirs (`--summary median`)."),
+                "",
+            ]
         conf = (ev.get("confound") or {}).get("entries", {})
-        hdr = ["rank", "entry", "mean [95 %]", "win rate [95 %]", "Bradley–Terry [95 %]", "prompts (missing)"]
+        hdr = [
+            "rank",
+            "entry",
+            f"{_summary(board)} [95 %]",
+            "win rate [95 %]",
+            "Bradley–Terry [95 %]",
+            "prompts (missing)",
+        ]
         if conf:
             hdr += [f"matched on {ev['confound']['quality']}: share, rank"]
         rows = []
@@ -313,7 +342,7 @@ def markdown(
             r = [
                 _rank(s),
                 s["system"],
-                _ci(s),
+                _centre(s, board),
                 _ci(s, "win_rate", "win_low", "win_high"),
                 _ci(s, "bt", "bt_low", "bt_high", 2),
                 f"{cov['prompts']} ({cov['missing']})",

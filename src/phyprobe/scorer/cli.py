@@ -129,7 +129,35 @@ def _prepare(args):
     r = scorer.reading
     scorer.reading = Reading(args.reading or r.mode, args.stride or r.stride, args.combine or r.combine)
     run = partial(score_files, batch_size=args.batch_size, num_workers=args.workers, devices=args.devices)
-    return videos, scorer, run, report_error
+    from .training_range import of_config
+
+    return videos, scorer, run, report_error, FarOutside(of_config(scorer.config))
+
+
+class FarOutside:
+    """The videos scored far outside the scorer's training range (:mod:`.training_range`), said once at the end."""
+
+    def __init__(self, rng):
+        from .training_range import far_outside
+
+        self.far_outside = far_outside
+        self.rng, self.videos = rng, []
+
+    def check(self, row: dict) -> bool:
+        far = "raw_score" in row and self.far_outside(row["raw_score"], self.rng)
+        if far:
+            self.videos.append((row["video"], row["raw_score"]))
+        return far
+
+    def report(self) -> None:
+        if self.videos:
+            v, raw = self.videos[0]
+            print(
+                f"warning: {len(self.videos)} videos scored far outside the range the scorer gave its training videos "
+                f"({self.rng[0]:.3g} to {self.rng[1]:.3g}), e.g. {v} (raw {raw:.6g}): such a score says the video is "
+                "unlike the training data; a mean over it is dominated by it (leaderboard --summary median)",
+                file=sys.stderr,
+            )
 
 
 EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a tool stopped by SIGPIPE (``score ... | head -1``)
@@ -138,11 +166,13 @@ EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a tool stopped by SIGPIP
 def _to_stdout(args) -> int:
     """Rows on stdout as they finish. When the reader goes away (``| head``), stop quietly as Unix tools do."""
     try:
-        videos, scorer, run, report_error = _prepare(args)
+        videos, scorer, run, report_error, far = _prepare(args)
 
         def emit(rows):
             for r in rows:
                 report_error(r)
+                if far.check(r):
+                    r = {**r, "far_outside_training": True}
                 if args.json:
                     print(json.dumps(r, allow_nan=False))
                 elif "error" not in r:
@@ -152,6 +182,7 @@ def _to_stdout(args) -> int:
         if not args.json:
             print("score\traw_score\tvideo", flush=True)  # score: clipped to [0, 1]; rank by raw_score
         rep = run(scorer, videos, emit)
+        far.report()
         return 1 if rep.failed else 0
     except BrokenPipeError:
         _stdout_gone()
@@ -188,7 +219,7 @@ def _file_size_limit_is_an_error():
 def _to_file(args, results) -> int:
     """Rows appended to the results file (a torn tail of an interrupted run cut off first), resuming what it
     answers; a full disk or the file size limit ends the run in one line with every finished row kept."""
-    videos, scorer, run, report_error = _prepare(args)
+    videos, scorer, run, report_error, far = _prepare(args)
     done = results.finished()
     results.open()
 
@@ -196,8 +227,10 @@ def _to_file(args, results) -> int:
         results.append(rows)
         for r in rows:
             report_error(r)
+            far.check(r)
 
     rep = run(scorer, videos, emit, done=done, progress=not args.no_progress)
+    far.report()
     # Counted from the file, so that rows written by every rank (DDP) are included.
     new = [r for v, r in results.finished().items() if v not in done]
     failed = sum("error" in r for r in new)

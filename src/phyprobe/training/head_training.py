@@ -152,7 +152,8 @@ def train_head(cfg: DictConfig, out: Path, encoder: FrozenEncoder, data: RunData
         kind=kind,
         groups=groups,
     )
-    head.fit_normalisation(feats, [row_of[v] for v in train_m.videos["id"]])
+    train_rows = [row_of[v] for v in train_m.videos["id"]]
+    head.fit_normalisation(feats, train_rows)
     recipe = describe_recipe(cfg, encoder, head, clip, reading)
     save_run_info(out, OmegaConf.to_container(cfg, resolve=True), cfg.seed, recipe=recipe)
     log.info("recipe: %s", recipe_line(recipe))
@@ -212,6 +213,8 @@ def train_head(cfg: DictConfig, out: Path, encoder: FrozenEncoder, data: RunData
             "trained_on": sorted(train_m.videos["source"].unique()),  # a source without training videos is unseen
             "feature_cache": str(data.cache.dir),
             "recipe": recipe,
+            # what the head gives the videos it trained on: a score far outside it is flagged where it is read
+            "raw_score_range": [float(raw[train_rows].min()), float(raw[train_rows].max())],
         },
     )
     save_head(out, trained)

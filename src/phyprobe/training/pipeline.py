@@ -182,7 +182,11 @@ def export(cfg: DictConfig, out: Path, encoder, trained: TrainedHead) -> Path:
         extra={
             "training": {
                 "run_dir": str(out),
-                **{k: trained.training[k] for k in ("seed", "num_train_pairs", "trained_on", "feature_cache")},
+                **{
+                    k: trained.training[k]
+                    for k in ("seed", "num_train_pairs", "trained_on", "feature_cache", "raw_score_range")
+                    if k in trained.training
+                },
             }
         },
     )
