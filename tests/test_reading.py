@@ -44,7 +44,7 @@ def scorer_dir(toy_manifest, tmp_path_factory):
 
 def test_training_records_the_reading_of_its_clips(scorer_dir):
     recorded = json.loads((scorer_dir / "config.json").read_text())["reading"]
-    assert recorded == {"mode": "windows", "stride": None, "combine": "mean"}
+    assert recorded == {"mode": "windows", "stride": None, "combine": "mean", "max_windows": 64}
     assert Scorer.from_pretrained(scorer_dir).reading == Reading()
 
 
@@ -124,3 +124,39 @@ def test_frames_in_memory_are_read_in_the_same_windows(scorer_dir):
     for i in range(2):
         each = scorer.score_frames(np.stack([frames[i, s : s + length] for s in starts]), raw=True)
         assert got[i] == pytest.approx(each.mean(), abs=1e-6)
+
+
+def test_a_long_video_is_read_in_at_most_max_windows_spread_over_it():
+    """180,000 frames (two hours at 25 fps) in 32-frame windows half a window apart would be 11,249 clips: the reading
+    takes 64 of them, evenly spread, the first and the last kept; ``max_windows=None`` takes every one."""
+    every = Reading("windows", max_windows=None).window_starts(180_000, 32)
+    capped = Reading("windows").window_starts(180_000, 32)
+    assert len(every) == 11_249 and len(capped) == 64
+    assert capped[0] == 0 and capped[-1] == 180_000 - 32 and set(capped) <= set(every)
+    gaps = np.diff(capped)
+    assert gaps.max() - gaps.min() <= 16  # evenly: the gaps differ by at most one stride
+    assert Reading("windows").window_starts(1000, 32) == Reading("windows", max_windows=None).window_starts(1000, 32)
+    with pytest.raises(ValueError, match="max_windows must be a whole number"):
+        Reading(max_windows=0)
+
+
+def test_phyprobe_score_reads_a_long_file_in_max_windows(tmp_path, capsys):
+    """A 400-frame clip in 4-frame windows is 199 windows: scored in 8 (``--max-windows 8``), its raw score is the
+    mean of those 8 windows' scores as ``score_windows`` gives them; ``--max-windows 0`` reads every window."""
+    from conftest import run_cli
+
+    from phyprobe.io.video import write_video
+    from phyprobe.testing.scorers import make_scorer
+
+    rng = np.random.default_rng(0)
+    video = write_video(tmp_path / "long.mp4", rng.integers(0, 255, (400, 32, 32, 3), dtype=np.uint8))
+    scorer_dir = make_scorer(tmp_path / "s", reading=Reading("windows"))
+    scorer = Scorer.from_pretrained(scorer_dir)
+    every = scorer.score_windows(video)
+    starts = Reading("windows", max_windows=8).window_starts(400, scorer.window_length)
+    all_starts = Reading("windows", max_windows=None).window_starts(400, scorer.window_length)
+    want = float(np.mean([every[all_starts.index(s)] for s in starts]))
+    code, out, _ = run_cli(["score", str(scorer_dir), str(video), "--json", "--max-windows", "8"], capsys)
+    assert code == 0 and json.loads(out)["raw_score"] == pytest.approx(want, abs=1e-5)
+    code, out, _ = run_cli(["score", str(scorer_dir), str(video), "--json", "--max-windows", "0"], capsys)
+    assert code == 0 and json.loads(out)["raw_score"] == pytest.approx(float(every.mean()), abs=1e-5)

@@ -88,6 +88,12 @@ def add_cli(sub) -> None:
     p.add_argument(
         "--stride", type=positive_int, help="frames between window starts (default: the scorer's, half a window)"
     )
+    p.add_argument(
+        "--max-windows",
+        type=int,
+        help="read a long video in at most this many windows, spread evenly over it (default: the scorer's, 64); "
+        "0: every window, whatever the video's length",
+    )
     p.set_defaults(func=_run)
 
 
@@ -114,7 +120,7 @@ def _run(args) -> int:
 
 def _prepare(args):
     """The videos, the scorer read as asked, the scoring function and the per-video error report."""
-    from ..errors import user_error_line
+    from ..errors import UserError, user_error_line
     from .batch import quiet_lightning, resolve_inputs, score_files
     from .core import Scorer
     from .reading import Reading
@@ -127,7 +133,10 @@ def _prepare(args):
     videos = resolve_inputs(args.videos)
     scorer = Scorer.from_pretrained(args.scorer, revision=args.revision)
     r = scorer.reading
-    scorer.reading = Reading(args.reading or r.mode, args.stride or r.stride, args.combine or r.combine)
+    cap = r.max_windows if args.max_windows is None else (args.max_windows or None)
+    if args.max_windows is not None and args.max_windows < 0:
+        raise UserError(f"--max-windows {args.max_windows}: a number of windows >= 1, or 0 for every window")
+    scorer.reading = Reading(args.reading or r.mode, args.stride or r.stride, args.combine or r.combine, cap)
     run = partial(score_files, batch_size=args.batch_size, num_workers=args.workers, devices=args.devices)
     from .training_range import of_config
 

@@ -248,7 +248,7 @@ def _check_config(cfg: dict, cfg_file: Path) -> None:
         raise _bad(cfg_file, "clip.fps", "must be set when clip.mode is 'fps'")
     reading = cfg.get("reading")
     if reading is not None:
-        _want_object(reading, "reading", cfg_file, ("mode", "stride", "combine"))
+        _want_object(reading, "reading", cfg_file, ("mode", "stride", "combine", "max_windows"))
         try:
             Reading(**reading)
         except (TypeError, ValueError) as e:
@@ -709,7 +709,7 @@ class Scorer:
                 "(clip.mode='fps'), which already keeps a step's span fixed"
             )
         keep = self.reading
-        self.reading = Reading("windows", stride if stride is not None else keep.stride, keep.combine)
+        self.reading = Reading("windows", stride if stride is not None else keep.stride, keep.combine, None)
         try:
             clips = self.read(video)  # the windows are fixed here; they are decoded as they are scored
         finally:

@@ -23,21 +23,25 @@ AUTO = "auto"  # a training option only: resolved to windows or whole from the t
 COMBINE = {"mean": np.mean, "max": np.max}
 
 
+MAX_WINDOWS = 64  # windows a long video is read in at most, spread over it: a 2-hour video costs 64 clips, not 11,000
+
+
 @dataclass(frozen=True)
 class Reading:
     mode: str = "windows"
     stride: int | None = None  # frames between window starts; None: half a window
     combine: str = "mean"
+    max_windows: int | None = MAX_WINDOWS  # past this many, that many spread evenly over the video; None: every one
 
     def __post_init__(self):
         if self.mode not in READING_MODES:
             raise ValueError(f"reading.mode must be one of {READING_MODES}, got {self.mode!r}")
         if self.combine not in COMBINE:
             raise ValueError(f"reading.combine must be one of {sorted(COMBINE)}, got {self.combine!r}")
-        if self.stride is not None and (
-            isinstance(self.stride, bool) or not isinstance(self.stride, int) or self.stride < 1
-        ):
-            raise ValueError(f"reading.stride must be a whole number >= 1 or null, got {self.stride!r}")
+        for name in ("stride", "max_windows"):
+            v = getattr(self, name)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+                raise ValueError(f"reading.{name} must be a whole number >= 1 or null, got {v!r}")
 
     @classmethod
     def from_dict(cls, d: dict | None) -> "Reading":
@@ -53,7 +57,11 @@ class Reading:
         if self.mode == "whole" or num_frames <= length:
             return None
         stride = self.stride or max(1, length // 2)
-        return sorted({*range(0, num_frames - length + 1, stride), num_frames - length})
+        starts = sorted({*range(0, num_frames - length + 1, stride), num_frames - length})
+        if self.max_windows is not None and len(starts) > self.max_windows:  # spread evenly, first and last kept
+            picks = np.linspace(0, len(starts) - 1, self.max_windows).round().astype(int)
+            starts = [starts[i] for i in sorted(set(picks.tolist()))]
+        return starts
 
     def reduce(self, raw) -> float:
         """The video's raw score from its windows' raw scores (one clip: its own)."""
@@ -62,8 +70,9 @@ class Reading:
     def describe(self, length: int) -> str:
         if self.mode == "whole":
             return f"{length} frames spread over the whole video"
+        cap = f" (at most {self.max_windows}, spread over a longer video)" if self.max_windows else ""
         return (
-            f"windows of {length} consecutive frames, {self.stride or max(1, length // 2)} apart, "
+            f"windows of {length} consecutive frames, {self.stride or max(1, length // 2)} apart{cap}, "
             f"their {self.combine}, for a video longer than {length} frames"
         )
 
@@ -83,7 +92,13 @@ def windows(frames: Iterable[np.ndarray], starts: list[int], length: int) -> Ite
 
 
 def trained_reading(
-    mode: str, stride: int | None, combine: str, clip_frames: int, uniform: bool, video_frames
+    mode: str,
+    stride: int | None,
+    combine: str,
+    clip_frames: int,
+    uniform: bool,
+    video_frames,
+    max_windows: int | None = MAX_WINDOWS,
 ) -> Reading:
     """The reading a head was trained with: ``auto`` is ``windows`` when every training video is at most
     ``clip_frames`` long and read with uniform sampling (each training clip was consecutive frames), else
@@ -91,4 +106,4 @@ def trained_reading(
     if mode == AUTO:
         longest = max(video_frames, default=0)
         mode = "windows" if uniform and longest <= clip_frames else "whole"
-    return Reading(mode, stride, combine)
+    return Reading(mode, stride, combine, max_windows)

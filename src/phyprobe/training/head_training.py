@@ -27,7 +27,7 @@ from ..head import PhyProbeHead, score_features
 from ..io.video import ClipSpec, VideoDecodeError, probe
 from ..lightning_setup import L
 from ..runinfo import atomic_write_json, save_run_info
-from ..scorer.reading import Reading, trained_reading
+from ..scorer.reading import MAX_WINDOWS, Reading, trained_reading
 from .data import PairFeatureDataModule
 from .module import PhyProbeModule
 from .parts import RunData, anchors_of
@@ -89,6 +89,7 @@ def reading_of(cfg: DictConfig, clip: ClipSpec, train_m: Manifest) -> Reading:
             clip.num_frames,
             clip.mode == "uniform",
             frames,
+            r.get("max_windows", MAX_WINDOWS),
         )
     except (TypeError, ValueError) as e:
         raise InvalidOption(f"reading: {e}") from None

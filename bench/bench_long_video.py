@@ -1,0 +1,79 @@
+"""How long ``phyprobe score`` takes on a two-hour video: 180,000 frames of 32 x 32 at 25 fps, written here, scored
+with a scorer whose reading is windows (the embedded default's), capped at 64 windows spread over the file (the
+default), beside ``--reading whole`` and a 1,000-frame clip of the same kind, each as a whole process in one run.
+The capped reading still decodes every frame (windows are cut from the stream as it passes); 64 of the 11,249
+windows go through the encoder.
+
+    python bench/bench_long_video.py [--record]
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def write(path: Path, frames: int) -> Path:
+    import av
+
+    rng = np.random.default_rng(0)
+    with av.open(str(path), "w") as c:
+        s = c.add_stream("libx264", rate=25)
+        s.width, s.height, s.pix_fmt = 32, 32, "yuv420p"
+        s.options = {"preset": "ultrafast"}
+        block = rng.integers(0, 255, (250, 32, 32, 3), dtype=np.uint8)
+        for i in range(frames):
+            for p in s.encode(av.VideoFrame.from_ndarray(block[i % 250], format="rgb24")):
+                c.mux(p)
+        for p in s.encode():
+            c.mux(p)
+    return path
+
+
+def seconds(*args: str) -> float:
+    t0 = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "phyprobe.cli", "score", *args, "--json"], capture_output=True, text=True
+    )
+    if done.returncode:
+        raise SystemExit(done.stderr[-2000:])
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--record", action="store_true", help="write the figures to results/benchmarks.csv")
+    args = ap.parse_args()
+    from phyprobe.scorer.reading import Reading
+    from phyprobe.testing.scorers import make_scorer
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        t0 = time.perf_counter()
+        long, short = write(tmp / "two_hours.mp4", 180_000), write(tmp / "short.mp4", 1_000)
+        print(f"wrote the videos in {time.perf_counter() - t0:.0f} s")
+        scorer = str(make_scorer(tmp / "scorer", num_frames=32, reading=Reading("windows")))
+        figures = {
+            "2-hour video, 64 windows (default)": seconds(scorer, str(long)),
+            "2-hour video, --reading whole": seconds(scorer, str(long), "--reading", "whole"),
+            "1,000-frame video, 61 windows": seconds(scorer, str(short)),
+        }
+    for name, s in figures.items():
+        print(f"{name:40s} {s:7.1f} s")
+    if args.record:
+        from phyprobe.eval.bench_record import record_benchmark
+
+        record_benchmark(
+            "long_video",
+            {f"{k}: s": (v, "s") for k, v in figures.items()},
+        )
+
+
+if __name__ == "__main__":
+    main()
