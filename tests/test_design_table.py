@@ -176,6 +176,12 @@ def test_real_eval_outputs_as_unseen_world_stand_ins(tiny_world, tmp_path, capsy
     saved = json.loads(out_json.read_text())
     margin = next(r for r in saved if r["figure"] == "margins.motion")
     assert margin["mean"] == 0.0 and margin["met"] is False
+    notes = tmp_path / "notes.txt"
+    notes.write_text('{"mine": 1}\n')
+    with pytest.raises(SystemExit):
+        main(["table", "--unseen-world", str(tmp_path / "same"), "--json", str(notes)])
+    assert "holds something other than a design table" in capsys.readouterr().err
+    assert notes.read_text() == '{"mine": 1}\n'  # a file of the user's: byte-identical
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ from phyprobe.errors import UserError
 from phyprobe.eval.protocols import flatten_metrics
 from phyprobe.eval.run import run_eval
 from phyprobe.judges.compare import paired_accuracy
+from phyprobe.judges.run import COMPARE_MARKER
 from phyprobe.testing.configs import compose_eval
 
 WORLD = ("world.same_scene_accuracy", "world.same_scene_accuracy_severity_ge_0.5")
@@ -133,7 +134,16 @@ def test_cli_prints_and_writes_the_paired_table_after_the_figures(runs, tmp_path
     args = ["judge", "compare", str(runs["oracle"]), str(runs["random"]), "--n-boot", "300", "--seed", "3"]
     assert main([*args, "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert out.read_text() == printed and [p.name for p in out.parent.iterdir()] == ["compare.md"]  # no .tmp left
+    written = out.read_text()
+    assert written.startswith(COMPARE_MARKER) and written.split("\n", 2)[2] == printed
+    assert [p.name for p in out.parent.iterdir()] == ["compare.md"]  # no .tmp left
+    assert main([*args, "--out", str(out)]) == 0  # its own file: rewritten
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    with pytest.raises(SystemExit):
+        main([*args, "--out", str(notes)])
+    assert "holds something other than a judge comparison" in capsys.readouterr().err
+    assert notes.read_text() == "my notes\n"  # a file of the user's: byte-identical
     figures, paired = printed.split("Paired test of pairwise accuracy on world_test", 1)
     assert "| world.same_scene_accuracy " in figures and "cost: seconds / video" in figures
     assert "300 bootstrap resamples" in paired and "| A − B [95 %]" in paired

@@ -252,13 +252,19 @@ def _store_root(board) -> Path:
     return Path(json.loads((board["out"] / "scores" / "phyprobe.json").read_text())["store"]).parents[1]
 
 
-def test_a_foreign_videos_jsonl_is_never_overwritten(board, tmp_path, capsys):
-    foreign = tmp_path / "videos.jsonl"
-    foreign.write_text('{"id": "mine"}\n')
+@pytest.mark.parametrize("name", ["videos.jsonl", "leaderboard.csv", "leaderboard.md"])
+def test_a_folder_of_the_users_is_never_written_into(board, tmp_path, capsys, name):
+    """--out naming a folder that holds the user's own file of a name the leaderboard writes (and no marker of a
+    leaderboard's) is refused before any work, the file byte-identical; --out naming a file is refused too."""
+    foreign = tmp_path / name
+    foreign.write_text("mine\n")
     with pytest.raises(SystemExit):
         cli(["leaderboard", str(board["root"] / "gens"), "--out", str(tmp_path), "--scorer", str(board["scorer"])])
-    assert "holds a videos.jsonl that no leaderboard wrote" in capsys.readouterr().err
-    assert foreign.read_text() == '{"id": "mine"}\n'
+    assert f"holds {name} that no leaderboard wrote" in capsys.readouterr().err
+    assert foreign.read_text() == "mine\n" and sorted(p.name for p in tmp_path.iterdir()) == [name]
+    with pytest.raises(SystemExit):
+        cli(["leaderboard", str(board["root"] / "gens"), "--out", str(foreign), "--scorer", str(board["scorer"])])
+    assert "not a folder" in capsys.readouterr().err and foreign.read_text() == "mine\n"
 
 
 def test_a_score_far_outside_the_training_range_is_flagged_and_the_median_ranks_without_it(

@@ -322,6 +322,10 @@ def _cli(args) -> int:
     roles = {role: getattr(args, role) for role in ROLES}
     if not any(roles.values()):
         raise InvalidOption("give the runs to read: " + ", ".join(f"--{r.replace('_', '-')}" for r in ROLES))
+    if args.json:  # before any work: a file of the user's is never replaced
+        from ..io.owned import check_owned, json_records_with
+
+        check_owned(args.json, json_records_with("role", "figure", "benchmark"), "design table (JSON)")
     out = table(roles, tuple(Requirement.parse(r) for r in args.require))
     print(as_markdown(out))
     if args.require:

@@ -192,8 +192,11 @@ def _cli_run(args) -> int:
 def _cli_agree(args) -> int:
     import json
 
+    from ..io.owned import check_owned, json_object_with
     from .agreement import agreement, read_ratings
 
+    if args.out:
+        check_owned(args.out, json_object_with("videos_both", "rounding"), "judge agreement (JSON)")
     manifest = Manifest.load(args.manifest)
     a = read_ratings(args.a, manifest, args.scale_a)
     b = read_ratings(args.b, manifest, args.scale_b)
@@ -205,16 +208,19 @@ def _cli_agree(args) -> int:
     return 0
 
 
+COMPARE_MARKER = "<!-- phyprobe judge compare: this file is rewritten by it -->"
+
+
 def _cli_compare(args) -> int:
+    from ..io.owned import check_owned, starts_with, write_owned
     from .compare import comparison_table, paired_accuracy, paired_markdown
 
+    if args.out:  # before any work: a file of the user's is never replaced
+        check_owned(args.out, starts_with(COMPARE_MARKER), "judge comparison (markdown)")
     md = comparison_table(args.runs).to_markdown(index=False)
     if len(args.runs) > 1:
         md += "\n\n" + paired_markdown(paired_accuracy(args.runs, n_boot=args.n_boot, seed=args.seed))
     print(md)
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = args.out.with_name(args.out.name + ".tmp")
-        tmp.write_text(md + "\n", encoding="utf-8")
-        os.replace(tmp, args.out)
+        write_owned(args.out, f"{COMPARE_MARKER}\n\n{md}\n".encode())
     return 0

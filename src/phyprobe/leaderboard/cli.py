@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -22,6 +23,8 @@ from ..errors import UserError
 
 EXIT_REGRESSION = 1
 MARKER = ".phyprobe-leaderboard"  # this folder's videos.jsonl, scores/ and tables are the leaderboard's to rewrite
+# what a leaderboard writes into --out: a folder holding any of them without MARKER is someone else's
+OUTPUTS = ("videos.jsonl", "leaderboard.md", "leaderboard.csv", "leaderboard.json", "scores", "features")
 
 
 def add_cli(sub) -> None:
@@ -150,9 +153,12 @@ def _run(args) -> int:
 
     if not 0 < args.alpha < 1:
         raise UserError(f"--alpha must be in (0, 1), got {args.alpha}")
+    if os.path.lexists(args.out) and not args.out.is_dir():
+        raise UserError(f"{args.out}: not a folder; --out names the folder a leaderboard writes into")
+    ours = [n for n in OUTPUTS if os.path.lexists(args.out / n)]
+    if ours and not (args.out / MARKER).exists():  # before any work: files of the user's are never replaced
+        raise UserError(f"{args.out}: holds {', '.join(ours)} that no leaderboard wrote; pass another --out")
     gens = with_encodings(read_generations(args.generations, args.prompts))
-    if (args.out / "videos.jsonl").exists() and not (args.out / MARKER).exists():
-        raise UserError(f"{args.out}: holds a videos.jsonl that no leaderboard wrote; pass another --out")
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / MARKER).touch()
     write_jsonl(args.out / "videos.jsonl", judge_manifest_rows(gens))
