@@ -29,16 +29,16 @@ def test_cli_run_agree_and_compare(tmp_path, capsys, monkeypatch):
                         str(root),
                         "--out",
                         str(tmp_path / name),
-                        "--set",
-                        f"client.base_url={srv.base_url}",
-                        "--set",
-                        "client.model=test-vl",
-                        "--set",
-                        f"judge.samples={samples}",
-                        "--set",
-                        f"cache_dir={tmp_path / 'cache'}",
-                        "--set",
-                        "video.max_frames=2",
+                        *_sets(
+                            [
+                                f"client.base_url={srv.base_url}",
+                                "client.model=test-vl",
+                                f"judge.samples={samples}",
+                                f"cache_dir={tmp_path / 'cache'}",
+                                "video.max_frames=2",
+                            ],
+                            grouped=name == "a",  # one grammar: --set A B C ... and --set A --set B ...
+                        ),
                     ]
                 )
                 == 0
@@ -96,3 +96,31 @@ def test_eval_py_runs_an_mllm_judge_into_the_benchmark_protocol_with_its_cost(ti
     report = (tmp_path / "report.md").read_text()
     assert "## Cost" in report and "| model calls / video | 3 |" in report
     assert all(r["score"] is not None and len(r["items"]["physical_consistency"]) == 3 for r in judged)
+
+
+def _sets(items: list[str], grouped: bool) -> list[str]:
+    return ["--set", *items] if grouped else [x for item in items for x in ("--set", item)]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["judge", "run", "physics", "--manifest", "m", "--out", "o"],
+        ["suite", "build", "s.yaml", "--out", "o.jsonl"],
+        ["data", "prepare", "videophy2", "--root", "r", "--out", "o"],
+        ["data", "check", "rapidata", "--root", "r"],
+    ],
+)
+def test_every_set_option_takes_the_same_forms(command, capsys):
+    """``--set`` in judge run, suite build and data prepare/check: pairs after one --set, or --set repeated, alike;
+    a malformed pair is one line naming it."""
+    from phyprobe.cli import build_parser
+    from phyprobe.config_files import merge_sets
+    from phyprobe.errors import UserError
+
+    parser = build_parser(command[0])
+    grouped = parser.parse_args([*command, "--set", "a.b=1", "c=x"])
+    repeated = parser.parse_args([*command, "--set", "a.b=1", "--set", "c=x"])
+    assert grouped.set == repeated.set == ["a.b=1", "c=x"]
+    with pytest.raises(UserError, match=r"--set c: expected KEY=VALUE"):
+        merge_sets({}, ["a.b=1", "c"], "physics")

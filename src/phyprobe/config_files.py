@@ -54,3 +54,38 @@ def register_resolvers() -> None:
     from omegaconf import OmegaConf
 
     OmegaConf.register_new_resolver("phyprobe_dirname", readable_dirname, replace=True)
+
+
+def add_set_option(parser, help: str) -> None:
+    """``--set KEY=VALUE``, one grammar in every command: repeatable, and several pairs after one ``--set``."""
+    parser.add_argument(
+        "--set",
+        action="extend",
+        nargs="+",
+        default=[],
+        metavar="KEY=VALUE",
+        help=f"{help} (several after one --set, or --set repeated)",
+    )
+
+
+def split_sets(sets: list[str]) -> list[tuple[str, str]]:
+    """``--set`` items as (key, value), a malformed one refused in one line."""
+    out = []
+    for item in sets:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise UserError(f"--set {item}: expected KEY=VALUE")
+        out.append((key.strip(), value))
+    return out
+
+
+def merge_sets(cfg, sets: list[str], where: str):
+    """``cfg`` (an OmegaConf config) with the ``--set`` overrides merged in; a bad one ends in one line."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    split_sets(sets)
+    try:
+        return OmegaConf.merge(cfg, OmegaConf.from_dotlist(sets))
+    except OmegaConfBaseException as e:
+        raise UserError(f"{where}: --set {' '.join(sets)}: {' '.join(str(e).split())}") from None

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
+from ..config_files import add_set_option, merge_sets
 from ..data.manifest import Manifest, write_jsonl
 from ..errors import UserError
 from ..runinfo import atomic_write_json
@@ -126,13 +127,10 @@ def add_cli(sub) -> None:
     )
     r.add_argument("--manifest", required=True, type=Path)
     r.add_argument("--out", required=True, type=Path)
-    r.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a config entry, e.g. client.base_url=http://host:8000/v1 client.model=... "
-        "judge.tasks=rubrics.jsonl (a task file or a prompt suite) client.concurrency=16 (repeatable)",
+    add_set_option(
+        r,
+        "override a config entry, e.g. client.base_url=http://host:8000/v1 client.model=... "
+        "judge.tasks=rubrics.jsonl (a task file or a prompt suite) client.concurrency=16",
     )
     r.set_defaults(func=_cli_run)
     a = jsub.add_parser("agree", help="agreement (Pearson, Spearman, kappa, QWK) between two raters' 1-5 scores")
@@ -175,7 +173,7 @@ EXIT_NONE_SCORED = 2  # nothing could be scored at all (also a user error's code
 def _cli_run(args) -> int:
     import sys
 
-    cfg = OmegaConf.merge(load_config(args.config), OmegaConf.from_dotlist(args.set))
+    cfg = merge_sets(load_config(args.config), args.set, str(args.config))
     result = run_judge(cfg, Manifest.load(args.manifest), args.out)
     scored, total = len(result.scores), len(result.records)
     print(f"{result.name}: {scored}/{total} videos scored -> {args.out}")

@@ -14,6 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..config_files import add_set_option, merge_sets
 from ..errors import InvalidOption, UserError
 
 IMPORT_TOOL = "phyprobe suite import"
@@ -69,14 +70,7 @@ def add_cli(sub) -> None:
         help="full (default), synthesis_only (no revision; the critic is asked once) or understanding_off "
         "(also no understanding agent: synthesis sees the raw seed)",
     )
-    b.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        nargs="+",
-        metavar="KEY=VALUE",
-        help="override a config entry, e.g. client.base_url=http://host:8000/v1 client.model=... build.seed=1",
-    )
+    add_set_option(b, "override a config entry, e.g. client.base_url=http://host:8000/v1 client.model=... build.seed=1")
     b.set_defaults(func=_cli_build)
     s = ssub.add_parser("stats", help="counts per paradigm and difficulty, critic rounds, leakage, lengths, stages")
     s.add_argument("suites", nargs="+", type=Path, help="suite JSONL files (a build's failures file is read beside it)")
@@ -112,11 +106,8 @@ def load_build_config(name: str, sets: list[str], flags: dict) -> tuple[dict, st
         cfg = OmegaConf.load(path)
     except (OmegaConfBaseException, ValueError) as e:
         raise InvalidOption(f"{path}: not a valid YAML config ({' '.join(str(e).split())})") from None
-    for item in sets:
-        if "=" not in item:
-            raise InvalidOption(f"--set {item}: expected KEY=VALUE")
+    cfg = merge_sets(cfg, sets, str(path))
     try:
-        cfg = OmegaConf.merge(cfg, OmegaConf.from_dotlist(sets))
         plain = OmegaConf.to_container(cfg, resolve=True)
     except OmegaConfBaseException as e:
         raise InvalidOption(f"{path}: {' '.join(str(e).split())}") from None
@@ -140,7 +131,7 @@ def _cli_build(args) -> int:
         "max_rounds": args.max_rounds,
         "stage": args.stage,
     }
-    sets = [x for group in args.set for x in group]
+    sets = args.set
     cfg, where = load_build_config(args.config, sets, flags)
     paradigms = load_seed_files(args.seeds)
     result = run_build(cfg, paradigms, args.out, where)

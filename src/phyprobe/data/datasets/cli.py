@@ -17,6 +17,8 @@ def _value(text: str):
 
 
 def add_cli(sub) -> None:
+    from ...config_files import add_set_option
+
     p = sub.add_parser("data", help="convert public datasets into the pair manifest; describe and check manifests")
     data = p.add_subparsers(dest="data_command", required=True)
 
@@ -30,13 +32,7 @@ def add_cli(sub) -> None:
         "--root", required=True, help="where the downloaded files are (folder, unzipped archive or HF cache)"
     )
     prep.add_argument("--out", required=True, help="manifest directory to write")
-    prep.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a converter option, e.g. --set dim=Overall, --set videos=/data/vp2_videos, --set split=train",
-    )
+    add_set_option(prep, "a converter option, e.g. dim=Overall videos=/data/vp2_videos split=train")
     prep.add_argument("--magnitudes", help="magnitude map YAML (default: configs/magnitudes/NAME.yaml)")
     prep.add_argument(
         "--no-check-counts", action="store_true", help="convert even if row counts differ from the published ones"
@@ -46,13 +42,10 @@ def add_cli(sub) -> None:
     ck = data.add_parser("check", help="measure which way a dataset's votes or codes point (exit 1: likely inversion)")
     ck.add_argument("name", help="rapidata | monetbench")
     ck.add_argument("--root", required=True, help="where the downloaded files are (as for prepare)")
-    ck.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="the reading to test, e.g. --set coherence_votes=for_worse (rapidata), "
-        "--set annotation_codes=higher_better / standard_answer=names_preferred (monetbench)",
+    add_set_option(
+        ck,
+        "the reading to test, e.g. coherence_votes=for_worse (rapidata), annotation_codes=higher_better "
+        "standard_answer=names_preferred (monetbench)",
     )
     ck.add_argument("--magnitudes", help="magnitude map YAML (monetbench; default: configs/magnitudes/monetbench.yaml)")
     ck.set_defaults(func=_check)
@@ -92,15 +85,12 @@ def add_cli(sub) -> None:
 
 
 def _prepare(args) -> int:
+    from ...config_files import split_sets
     from ..manifest import Manifest
     from . import ConversionError, prepare
 
     opts = {}
-    for item in args.set:
-        if "=" not in item:
-            print(f"error: --set expects KEY=VALUE, got {item!r}", file=sys.stderr)
-            return 2
-        k, v = item.split("=", 1)
+    for k, v in split_sets(args.set):
         opts[k] = _value(v) if k not in ("videos", "csv", "split", "dim", "subset", *STRING_OPTIONS) else v
     if args.magnitudes:
         opts["magnitudes"] = args.magnitudes
@@ -123,18 +113,13 @@ def _check(args) -> int:
     """0: consistent or inconclusive (printed), 1: a likely inversion, 2: bad input (one line naming the file)."""
     import importlib
 
+    from ...config_files import split_sets
     from . import ConversionError
 
     if args.name not in CHECKS:
         print(f"error: no direction check for {args.name!r}; checks exist for {sorted(CHECKS)}", file=sys.stderr)
         return 2
-    opts = {}
-    for item in args.set:
-        if "=" not in item:
-            print(f"error: --set expects KEY=VALUE, got {item!r}", file=sys.stderr)
-            return 2
-        k, v = item.split("=", 1)
-        opts[k] = v
+    opts = dict(split_sets(args.set))
     if args.magnitudes:
         opts["magnitudes"] = args.magnitudes
     check = importlib.import_module(f"{__package__}.{CHECKS[args.name]}").check
