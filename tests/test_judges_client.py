@@ -290,3 +290,20 @@ def test_scivbench_task_rubrics_one_call_per_dimension(cases, tmp_path):
     assert a["score"] == pytest.approx(np.mean([d["score"] for d in a["dimensions"].values()]))
     text = a["items"]["scientific_causal_correctness"][0]["raw"]
     assert text and "Scientific" not in text  # raw is the reply, not the prompt
+
+
+def test_a_forgotten_reply_stays_forgotten_after_a_reload(tmp_path):
+    """A reply its reader could not parse is forgotten (a line saying so): the next run sends the request again,
+    while the other replies are still read back."""
+    from phyprobe.judges.client import ResponseCache
+
+    cache = ResponseCache(tmp_path / "responses.jsonl")
+    cache.put("a", {"text": "{cut"})
+    cache.put("b", {"text": "{}"})
+    cache.forget("a")
+    cache.close()
+    again = ResponseCache(tmp_path / "responses.jsonl")
+    assert again.get("a") is None and again.get("b") == {"text": "{}"} and len(again) == 1
+    again.put("a", {"text": "{}"})  # answered whole this time
+    again.close()
+    assert ResponseCache(tmp_path / "responses.jsonl").get("a") == {"text": "{}"}

@@ -136,6 +136,18 @@ def test_malformed_replies_are_recorded_failures_never_prompts(tmp_path):
     assert res.summary["not_kept"] == {"malformed_reply": 6}
 
 
+def test_a_malformed_reply_is_never_replayed_from_the_cache(tmp_path):
+    """The server cuts a synthesis reply off once and answers whole after (fixed): the first build records the
+    failure, and a rerun on the same cache asks again instead of replaying it, and keeps the prompt."""
+    seeds = load_seeds(write_script_seeds(tmp_path / "s.yaml", ["malformed_once"]))
+    with SuiteServer() as srv:
+        first = _build(srv, seeds, tmp_path, per_difficulty=1, difficulties=("easy",))
+        again = _build(srv, seeds, tmp_path, per_difficulty=1, difficulties=("easy",))
+    assert first.records == [] and [f["reason"] for f in first.failures] == ["malformed_reply"]
+    assert [r.prompt_id for r in again.records] == ["script_malformed_once-easy-0"] and again.failures == []
+    assert again.summary["requests"]["sent"] >= 1  # the cut reply was asked again, not read back
+
+
 def test_a_leak_the_critic_misses_is_dropped_by_the_deterministic_check(tmp_path):
     seeds = load_seeds(write_script_seeds(tmp_path / "s.yaml", ["leak_unseen"]))
     with SuiteServer() as srv:

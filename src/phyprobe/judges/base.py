@@ -72,6 +72,16 @@ class LLMJudge(ABC):
         """(headline score on the judge's own scale, violation score in [0, 1], higher = worse)."""
 
 
+RAW_KEPT = 4096  # characters of a reply kept in a failure row: enough to see what went wrong, never 80 MB per row
+
+
+def clipped(text: str | None) -> str | None:
+    """A reply as a failure row keeps it: at most :data:`RAW_KEPT` characters, the cut said."""
+    if text is None or len(text) <= RAW_KEPT:
+        return text
+    return f"{text[:RAW_KEPT]}... [{len(text) - RAW_KEPT} more characters cut]"
+
+
 def _sample(reply: Reply, seed: int, judge: LLMJudge, item: Item) -> dict:
     s = {"seed": seed, "raw": reply.text, "error": None, "parsed": None}
     if not reply.ok:
@@ -154,7 +164,7 @@ def judge_manifest(
             "failures": [],
             "cost": {"calls": 0, "cached_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "model_seconds": 0.0},
         }
-    for (vid, item, seed), reply in zip(plan, replies):
+    for (vid, item, seed), req, reply in zip(plan, requests, replies):
         rec = records[vid]
         c = rec["cost"]
         c["calls"] += 1
@@ -165,8 +175,10 @@ def judge_manifest(
         s = _sample(reply, seed, judge, item)
         rec["items"].setdefault(item.name, []).append(s)
         if s["error"] is not None:
+            if s["kind"] == "parse":
+                client.forget(req)  # never replayed from the cache: a rerun asks again
             rec["failures"].append(
-                {"item": item.name, "seed": seed, "kind": s["kind"], "error": s["error"], "raw": s["raw"]}
+                {"item": item.name, "seed": seed, "kind": s["kind"], "error": s["error"], "raw": clipped(s["raw"])}
             )
     for rec in records.values():
         asked: dict[str, list[float]] = {}

@@ -223,7 +223,7 @@ class ResponseCache:
     concurrent writers never interleave and a kill can at worst leave the last line torn; torn or
     unreadable lines are skipped on load (and reported), and a file that does not end in a newline
     gets one before the next append. Only replies are stored: a request that failed is sent again
-    on the next run.
+    on the next run, and so is one whose reply its reader could not parse (:meth:`forget`).
     """
 
     def __init__(self, path: str | os.PathLike):
@@ -237,7 +237,10 @@ class ResponseCache:
                 for i, line in enumerate(f, start=1):
                     try:
                         row = json.loads(line)
-                        self._d[row["key"]] = row["reply"]
+                        if row["reply"] is None:  # forgotten: a reply its reader could not parse
+                            self._d.pop(row["key"], None)
+                        else:
+                            self._d[row["key"]] = row["reply"]
                     except (json.JSONDecodeError, KeyError, TypeError):
                         if line.strip():
                             self.skipped_lines.append(i)
@@ -264,6 +267,13 @@ class ResponseCache:
         with self._lock:
             os.write(self._fd, line)
             self._d[key] = reply
+
+    def forget(self, key: str) -> None:
+        """Drop ``key``'s reply (a line saying so is appended): the request is sent again on the next run."""
+        line = (json.dumps({"key": key, "reply": None}) + "\n").encode("utf-8")
+        with self._lock:
+            if self._d.pop(key, None) is not None:
+                os.write(self._fd, line)
 
     def __len__(self) -> int:
         return len(self._d)
@@ -625,6 +635,12 @@ class JudgeClient:
         if reply.ok and key is not None:
             self.cache.put(key, {k: v for k, v in asdict(reply).items() if k != "cached"})
         return reply
+
+    def forget(self, req: Request) -> None:
+        """Take ``req``'s reply out of the cache: its reader found it malformed, so a rerun asks again instead of
+        replaying the same failure (a server fixed since answers it)."""
+        if self.cache is not None:
+            self.cache.forget(self.cache_key(req))
 
     def ask_all(self, requests: list[Request], progress_every: int = 0) -> list[Reply]:
         """Replies in the order of ``requests``, at most ``concurrency`` in flight."""

@@ -38,6 +38,7 @@ from pathlib import Path
 
 from ..data.manifest import write_jsonl
 from ..errors import InvalidOption, UserError
+from ..judges.base import clipped
 from ..judges.client import JudgeClient, JudgeServerError, Reply, Request, Sampling, client_from_config
 from ..judges.parsing import ReplyError
 from .agents import (
@@ -144,18 +145,16 @@ class _Builder:
     def _call(self, agent: str, text: str, seed: int, parse: Callable[[str], dict]) -> dict:
         if self.stop.is_set():
             raise _Stopped()
-        reply = self.client.ask(Request(None, text, seed, self.s.sampling))
+        req = Request(None, text, seed, self.s.sampling)
+        reply = self.client.ask(req)
         self._count(reply)
-        return self._parsed(agent, reply, parse)
-
-    @staticmethod
-    def _parsed(agent: str, reply: Reply, parse: Callable[[str], dict]) -> dict:
         if not reply.ok:
             raise _Failed("request_failed", agent, reply.error or "no reply")
         try:
             return parse(reply.text)
         except ReplyError as e:
-            raise _Failed("malformed_reply", agent, str(e), reply.text) from None
+            self.client.forget(req)  # never replayed from the cache: a rerun asks again
+            raise _Failed("malformed_reply", agent, str(e), clipped(reply.text)) from None
 
     # -- the pipeline --------------------------------------------------------------------------------------------
 

@@ -14,7 +14,8 @@ JSON derived from the request's inputs alone, so the same request always gets th
 ``leak_always`` (every synthesis does), ``leak_unseen`` (synthesis appends the ground truth's words in reverse order:
 the critic, which looks for the sentence, passes it; the deterministic check does not), ``explain_once`` (the first
 synthesis adds "because"), ``malformed``, ``malformed_critic``, ``malformed_understanding`` (that agent's reply is
-cut off mid-JSON), and ``unauthorized`` (HTTP 401, as a server that refuses the key).
+cut off mid-JSON), ``malformed_once`` (the synthesis reply is cut off the first time a request is answered, whole
+after: a server fixed since), and ``unauthorized`` (HTTP 401, as a server that refuses the key).
 
 The figures it leads to are counts of this script, not results of any model. It counts requests per request key
 (the whole request body) as they arrive (``counts``) and as they are answered (``answered``), so a test can tell a
@@ -190,8 +191,9 @@ class SuiteServer(LocalServer):
     def sent_twice(self) -> set[str]:
         return {k for k, n in self.counts.items() if n > 1}
 
-    def reply_for(self, body: dict) -> tuple[str, dict | None, str]:
-        """(agent, the request's inputs, reply text) for a request body."""
+    def reply_for(self, body: dict, key: str | None = None) -> tuple[str, dict | None, str]:
+        """(agent, the request's inputs, reply text) for a request body (``key``: its request key, for the cases
+        whose reply depends on how often it was answered)."""
         text = _user_text(body)
         agent = agent_of(text)
         if agent is None:
@@ -201,7 +203,8 @@ class SuiteServer(LocalServer):
         if agent == "understanding":
             reply, cut = understanding_reply(inputs), "malformed_understanding" in tokens
         elif agent == "synthesis":
-            reply, cut = synthesis_reply(inputs, tokens), "malformed" in tokens
+            first = "malformed_once" in tokens and self.answered[key] == 0
+            reply, cut = synthesis_reply(inputs, tokens), "malformed" in tokens or first
         else:
             reply, cut = critic_reply(inputs), "malformed_critic" in tokens
         text = json.dumps(reply)
@@ -216,7 +219,7 @@ class SuiteServer(LocalServer):
         h.wfile.write(data)
 
     def respond(self, h, key: str, body: dict) -> None:
-        agent, inputs, content = self.reply_for(body)
+        agent, inputs, content = self.reply_for(body, key)
         usage = {"prompt_tokens": len(_user_text(body)) // 4, "completion_tokens": len(content) // 4}
         data = json.dumps(completion(key, body["model"], content, usage)).encode()
         with self.lock:  # counted before the reply leaves: a client that has its reply finds it counted
