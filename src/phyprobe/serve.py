@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import json_error_reason
+from .helptext import for_terminal
 
 log = logging.getLogger(__name__)
 
@@ -782,13 +783,13 @@ def add_cli(sub) -> None:
     p = sub.add_parser(
         "serve",
         help="serve a scorer over HTTP (POST /score, GET /health, GET /ready)",
-        description=__doc__,
+        description=for_terminal(__doc__),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("scorer", help="exported scorer directory, or a Hub repository id (org/name)")
-    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8000, help="0: a free port (its URL is printed once it is bound)")
-    p.add_argument("--max-upload-mb", type=positive_int, default=256)
+    p.add_argument("--max-upload-mb", type=positive_int, default=256, help="largest video a request may upload, in MB")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per request, upload included")
     p.add_argument("--max-batch", type=positive_int, default=8, help="videos per encoder forward")
     p.add_argument("--max-wait-ms", type=float, default=10.0, help="how long a batch waits to fill")

@@ -101,7 +101,7 @@ def summarize(sweep_dir: str | Path, figures: tuple[str, ...] = DEFAULT_FIGURES)
 
 def add_cli(sub) -> None:
     p = sub.add_parser("summarize", help="collect a multirun's metrics into one table with intervals and bar plots")
-    p.add_argument("sweep_dir", type=Path)
+    p.add_argument("sweep_dir", type=Path, help="a sweep's folder (python train.py -m ...): every run under it")
     p.add_argument("--figure", action="append", help="flattened metric name to show (repeatable)")
     p.set_defaults(func=_cli)
 

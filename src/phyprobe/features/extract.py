@@ -520,7 +520,7 @@ def add_cli(sub) -> None:
         "dtype are the ones train.py composes from the same overrides, so a training run on any manifest listing "
         "these files reads the cache and encodes nothing.",
     )
-    p.add_argument("manifest", type=Path)
+    p.add_argument("manifest", type=Path, help="a manifest folder (videos.jsonl), e.g. data/prepared/videophy2")
     p.add_argument(
         "overrides",
         nargs="*",
@@ -528,17 +528,21 @@ def add_cli(sub) -> None:
         help="train.py's config overrides (backbone=..., clip.num_frames=...): extract exactly what it would",
     )
     p.add_argument("--encoder", default=None, help="a registered encoder instead (default efficientnet_lite0)")
-    p.add_argument("--image-size", type=_positive_int, default=None)
+    p.add_argument("--image-size", type=_positive_int, default=None, help="with --encoder: its input size in pixels")
     p.add_argument("--num-frames", type=_positive_int, default=None, help="with --encoder (default 16)")
-    p.add_argument("--cache", type=Path, default=Path(".cache/features"))
-    p.add_argument("--batch-size", type=_positive_int, default=8)
+    p.add_argument(
+        "--cache", type=Path, default=Path(".cache/features"), help="feature cache root (train.py's paths.cache_dir)"
+    )
+    p.add_argument("--batch-size", type=_positive_int, default=8, help="clips per encoder forward pass")
     p.add_argument(
         "--shard-size",
         type=_positive_int,
         default=256,
         help="videos per published shard (work is also published every 30 s)",
     )
-    p.add_argument("--workers", type=_non_negative_int, default=1)
+    p.add_argument(
+        "--workers", type=_non_negative_int, default=1, help="decode worker processes per device (0: decode in-process)"
+    )
     p.add_argument("--devices", default="1", help="devices of this node for DDP, e.g. 8 or 'auto'")
     p.add_argument(
         "--accelerator",

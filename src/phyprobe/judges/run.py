@@ -125,8 +125,10 @@ def add_cli(sub) -> None:
     r.add_argument(
         "config", help="a name under configs/judge/ (physics, scivbench, svbench_eva, vision_tools) or a YAML file"
     )
-    r.add_argument("--manifest", required=True, type=Path)
-    r.add_argument("--out", required=True, type=Path)
+    r.add_argument("--manifest", required=True, type=Path, help="the videos to judge: a manifest folder")
+    r.add_argument(
+        "--out", required=True, type=Path, help="output folder: judgements.jsonl, scores.csv, judge_summary.json"
+    )
     add_set_option(
         r,
         "override a config entry, e.g. client.base_url=http://host:8000/v1 client.model=... "
@@ -143,8 +145,8 @@ def add_cli(sub) -> None:
         choices=("1-5", "violation"),
         help="'violation' maps a [0,1] violation score to 1 + 4(1 - s) first",
     )
-    a.add_argument("--scale-b", default="1-5", choices=("1-5", "violation"))
-    a.add_argument("--n-boot", type=int, default=1000)
+    a.add_argument("--scale-b", default="1-5", choices=("1-5", "violation"), help="as --scale-a, for b")
+    a.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples of the intervals")
     a.add_argument("--out", type=Path, help="write the figures as JSON here")
     a.set_defaults(func=_cli_agree)
     c = jsub.add_parser(

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from ..errors import UserError
+from ..helptext import for_terminal
 
 EXIT_REGRESSION = 1
 MARKER = ".phyprobe-leaderboard"  # this folder's videos.jsonl, scores/ and tables are the leaderboard's to rewrite
@@ -33,7 +34,7 @@ def add_cli(sub) -> None:
     p = sub.add_parser(
         "leaderboard",
         help="rank generators with paired statistics from the scorer and the judges, and a regression gate",
-        description=__doc__,
+        description=for_terminal(__doc__),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("generations", type=Path, help="folder of generator folders, or a .jsonl / .csv manifest")
@@ -75,8 +76,8 @@ def add_cli(sub) -> None:
         "--gate-on", action="append", metavar="NAME", help="evaluators the gate checks (default: all headline ones)"
     )
     p.add_argument("--n-boot", type=positive_int, default=10_000, help="bootstrap resamples of the prompts")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--alpha", type=float, default=0.05)
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap resamples")
+    p.add_argument("--alpha", type=float, default=0.05, help="1 - the intervals' coverage; the tests' level")
     p.add_argument(
         "--summary",
         choices=("mean", "median"),
@@ -84,11 +85,13 @@ def add_cli(sub) -> None:
         help="what ranks the entries: the mean score over the shared prompts, or the median, which a few videos "
         "scored far out (flagged in the output) cannot move",
     )
-    p.add_argument("--no-plots", action="store_true")
-    p.add_argument("--batch-size", type=positive_int, default=8)
-    p.add_argument("--workers", type=workers_arg, default="auto")
-    p.add_argument("--devices", type=devices_arg, default=1)
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--no-plots", action="store_true", help="tables only")
+    p.add_argument("--batch-size", type=positive_int, default=8, help="videos per scorer forward pass")
+    p.add_argument(
+        "--workers", type=workers_arg, default="auto", help="decode worker processes ('auto': none on CPU, 4 per GPU)"
+    )
+    p.add_argument("--devices", type=devices_arg, default=1, help="GPUs (or processes) to score on")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=_run)
 
 

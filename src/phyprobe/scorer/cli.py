@@ -20,6 +20,8 @@ import sys
 from functools import partial
 from pathlib import Path
 
+from ..helptext import for_terminal
+
 
 def positive_int(text: str) -> int:
     try:
@@ -53,7 +55,7 @@ def add_cli(sub) -> None:
     p = sub.add_parser(
         "score",
         help="score videos with an exported scorer: one score in [0, 1] per video",
-        description=__doc__,
+        description=for_terminal(__doc__),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("scorer", help="exported scorer directory, or a Hugging Face Hub repository id (org/name)")

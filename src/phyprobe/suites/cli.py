@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..config_files import add_set_option, merge_sets
 from ..errors import InvalidOption, UserError
+from ..helptext import for_terminal
 
 IMPORT_TOOL = "phyprobe suite import"
 EXIT_SOME_FAILED = 1
@@ -38,7 +39,7 @@ def add_cli(sub) -> None:
     p = sub.add_parser(
         "suite",
         help="prompt suites: build them from seed paradigms with three agents, import published ones, count them",
-        description=__doc__,
+        description=for_terminal(__doc__),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ssub = p.add_subparsers(dest="suite_command", required=True)

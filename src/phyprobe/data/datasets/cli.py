@@ -51,7 +51,7 @@ def add_cli(sub) -> None:
     ck.set_defaults(func=_check)
 
     st = data.add_parser("stats", help="counts by source, kind, correspondence and split, with plots")
-    st.add_argument("manifest")
+    st.add_argument("manifest", help="a manifest folder (videos.jsonl)")
     st.add_argument("--plots", help="folder for the plots (default: MANIFEST/stats)")
     st.add_argument(
         "--maps", help="magnitude maps to plot beside the histograms (default: the project's configs/magnitudes)"
