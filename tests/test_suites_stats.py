@@ -133,3 +133,24 @@ def test_stats_checks_a_suite_without_provenance_too(tmp_path, capsys):
     assert s["by_paradigm"] == {"(none)": {"easy": 1, "(none)": 2}}
     assert main(["suite", "stats", str(path)]) == 0
     assert "Pass rates by stage" not in capsys.readouterr().out
+
+
+def test_an_imported_suite_is_counted_by_its_own_fields_and_repeated_prompts_are_flagged(tmp_path, capsys):
+    """Records with no paradigm (an import) are counted by the fields they carry; three prompts of one text (case
+    and spacing aside) are named."""
+    from phyprobe.suites.format import SuiteRecord, write_suite
+
+    text = "A ball rolls off a table and falls to the floor."
+    records = [
+        SuiteRecord("p1", text, groups={"discipline": "mechanics"}),
+        SuiteRecord("p2", text.upper(), groups={"discipline": "mechanics"}),
+        SuiteRecord("p3", "  " + text.replace(" ", "  "), groups={"discipline": "optics"}),
+        SuiteRecord("p4", "Light bends entering water.", groups={"discipline": "optics"}),
+    ]
+    path = write_suite(records, tmp_path / "imported.jsonl")
+    s = suite_stats(path)
+    assert s["by_group"] == {"discipline": {"mechanics": 2, "optics": 2}}
+    assert s["duplicates"] == [["p1", "p2", "p3"]]
+    assert main(["suite", "stats", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "By discipline: mechanics 2, optics 2." in out and "3 prompts repeat another's text" in out

@@ -1,7 +1,8 @@
 """``phyprobe suite stats``: what a suite holds, and, for builds, how many prompts each stage let through.
 
-Per suite: prompts per paradigm and difficulty (and, for a build, what was not kept and why, from the failures file
-beside it), critic rounds of the kept prompts, the deterministic leakage check run again on every prompt that has a
+Per suite: prompts per paradigm and difficulty, and per value of each field an imported suite's records carry
+(Sci-VBench's discipline, SVBench's category, ...), prompts whose text repeats another's (case and spacing ignored),
+for a build what was not kept and why (from the failures file beside it), critic rounds of the kept prompts, the deterministic leakage check run again on every prompt that has a
 ground truth or a test point (so an imported suite is checked too), and prompt lengths in words.
 
 The stage table counts, per build, every prompt attempted (kept + failures): how many the critic passed (its last
@@ -96,12 +97,21 @@ def suite_stats(path: str | os.PathLike) -> dict:
         if vals:
             lengths[d] = _lengths(vals)
     rounds = Counter(r.provenance["critic_rounds"] for r in records if "critic_rounds" in r.provenance)
+    by_group: dict[str, Counter] = {}
+    for r in records:  # an imported suite's own fields (Sci-VBench's discipline, SVBench's category, ...)
+        for k, v in r.groups.items():
+            by_group.setdefault(k, Counter())[str(v)] += 1
+    same_text: dict[str, list[str]] = {}
+    for r in records:
+        same_text.setdefault(" ".join(r.prompt.casefold().split()), []).append(r.prompt_id)
     reasons = Counter(f["reason"] for f in failures or [])
     return {
         "suite": str(path),
         "stage": _stage(records, failures),
         "prompts": len(records),
         "by_paradigm": {p: dict(c) for p, c in by_paradigm.items()},
+        "by_group": {k: dict(sorted(c.items())) for k, c in sorted(by_group.items())},
+        "duplicates": [ids for ids in same_text.values() if len(ids) > 1],
         "failures_file": failures is not None,
         "not_kept": {r: reasons[r] for r in REASONS if reasons[r]},
         "not_kept_by_paradigm": {p: dict(c) for p, c in not_kept.items()},
@@ -167,8 +177,15 @@ def to_markdown(all_stats: list[dict]) -> str:
             if s["failures_file"]:
                 row["not kept"] = sum(s["not_kept_by_paradigm"].get(p, {}).values())
             rows.append(row)
-        if rows:
+        if rows and (len(paradigms) > 1 or paradigms != [NONE] or not s["by_group"]):
             out.append(_md(rows) + "\n")
+        for field_, counts in s["by_group"].items():
+            out.append(f"By {field_}: " + ", ".join(f"{v} {n}" for v, n in counts.items()) + ".\n")
+        if s["duplicates"]:
+            out.append(
+                f"**{sum(len(d) for d in s['duplicates'])} prompts repeat another's text** (case and spacing "
+                "ignored): " + "; ".join(", ".join(d) for d in s["duplicates"]) + ".\n"
+            )
         if s["failures_file"]:
             why = ", ".join(f"{n} {r}" for r, n in s["not_kept"].items()) or "none"
             out.append(f"Not kept: {why}.\n")
