@@ -326,3 +326,37 @@ def test_phyprobe_score_flags_a_raw_score_far_outside_the_training_range(board, 
     code, out, err = run_cli(["score", str(copy), video, "--json"], capsys)
     assert code == 0 and json.loads(out.splitlines()[0])["far_outside_training"] is True
     assert "1 videos scored far outside the range the scorer gave its training videos (100 to 101)" in err
+
+
+def test_names_from_the_user_never_run_escape_or_collide(board, tmp_path, capsys):
+    """A generator named like a spreadsheet formula is written to leaderboard.csv behind an apostrophe; one named
+    with HTML and a pipe reaches leaderboard.md escaped; a scorer name that is a path out of --out, and a generator
+    name holding the ids' separators, are refused in one line, nothing written."""
+    gens = tmp_path / "gens"
+    shutil.copytree(board["root"] / "gens", gens)
+    names = sorted(p.name for p in gens.iterdir() if p.is_dir())
+    (gens / names[0]).rename(gens / "=HYPERLINK(1)")
+    (gens / names[1]).rename(gens / "<script>x|y")
+    out = tmp_path / "out"
+    args = ["leaderboard", str(gens), "--prompts", str(gens / "prompts.jsonl"), "--no-plots", "--no-progress"]
+    assert cli([*args, "--out", str(out), "--scorer", str(board["scorer"]), "--n-boot", "200"]) == 0
+    cells = {row.split(",")[4] for row in (out / "leaderboard.csv").read_text().splitlines()[1:]}
+    assert "'=HYPERLINK(1)" in cells and "=HYPERLINK(1)" not in cells
+    md = (out / "leaderboard.md").read_text()
+    assert "<script>" not in md and "&lt;script&gt;x\\|y" in md
+    for bad in ("../../escaped", ".hidden", "a/b"):
+        with pytest.raises(SystemExit):
+            cli([*args, "--out", str(tmp_path / "o2"), "--scorer", f"{bad}={board['scorer']}"])
+        assert "must be letters, digits" in capsys.readouterr().err
+    assert not (tmp_path / "escaped.jsonl").exists() and not list(tmp_path.rglob("escaped*"))
+    manifest = tmp_path / "m.jsonl"
+    video = str(next(iter(board["files"].values())))
+    manifest.write_text(
+        json.dumps({"generator": "a/b", "prompt_id": "p", "video": video})
+        + "\n"
+        + json.dumps({"generator": "a", "checkpoint": "b", "prompt_id": "p", "video": video})
+        + "\n"
+    )
+    with pytest.raises(SystemExit):
+        cli(["leaderboard", str(manifest), "--out", str(tmp_path / "o3"), "--scorer", str(board["scorer"])])
+    assert "generator 'a/b' holds '/' or '@'" in capsys.readouterr().err

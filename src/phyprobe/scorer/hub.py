@@ -26,17 +26,43 @@ violation. Meant for ranking candidates from the same prompt or scene (best-of-n
 reward signal, and for tracking a generator across checkpoints on a fixed prompt set. It is not a
 measure of visual quality, and a score is not a probability."""
 
-# Measured in the project's results (docs/results.md); they hold for any scorer trained on the world.
-KNOWN_LIMITS = """\
-- Ranking is within a scene: held-out same-scene pairs are ordered far better than videos of different
-  scenes (cross-scene AUROC plausible vs violated about 0.54 on the physics world). Compare videos of one
-  prompt or scene, not across prompts.
-- The [0, 1] scale is a training target, not a guarantee: a share of raw scores falls outside it and is
-  clipped; plausible clips do not all score near 0.
-- Trained on synthetic 2D scenes (plus a few real segments): transfer to generated footage of other
-  content is what the benchmarks measure, not what training shows.
-- Frames are letterboxed, so small objects in wide frames get few pixels and their violations are seen less.
-- Quality degradations (blur, noise, compression) can outscore a real violation of the same scene."""
+RESIZE_LIMITS = {
+    "letterbox": "Frames are letterboxed (aspect ratio kept, padded): small objects in wide frames get few pixels "
+    "and their violations are seen less.",
+    "squash": "Frames are squashed to the input size (aspect ratio not kept): shapes are stretched alike in every "
+    "video of one size, but a video of another aspect ratio is read stretched otherwise.",
+    "crop": "Frames are centre-cropped: a violation at the edge of a wide frame can be cut away.",
+}
+
+
+def known_limits(cfg: dict) -> str:
+    """The card's limits, from this scorer's own config: what it trained on, how it reads a frame, its scores'
+    range; then the limits every scorer of this method shares (measured in the project's results)."""
+    training = cfg.get("training") or {}
+    resize = ((cfg["encoder"].get("describe") or {}).get("preprocess") or {}).get("resize")
+    sources = training.get("trained_on")
+    rng = training.get("raw_score_range")
+    lines = [
+        f"- Trained on the sources {', '.join(sources)}: transfer to footage of other content is what held-out "
+        "benchmarks measure, not what training shows."
+        if sources
+        else "- What it was trained on is not recorded in its config.",
+    ]
+    if resize in RESIZE_LIMITS:
+        lines.append(f"- {RESIZE_LIMITS[resize]}")
+    if isinstance(rng, list) and len(rng) == 2:
+        lines.append(
+            f"- Its training videos scored {rng[0]:.3g} to {rng[1]:.3g} (raw): a score far outside that says a video "
+            "is unlike its training data, and `phyprobe score` and the leaderboard flag it."
+        )
+    lines += [
+        "- Ranking is within a scene or prompt: same-scene pairs are ordered far better than videos of different "
+        "scenes. Compare videos of one prompt, not across prompts.",
+        "- The [0, 1] scale is a training target, not a guarantee: a share of raw scores falls outside it and is "
+        "clipped; plausible clips do not all score near 0.",
+        "- Quality degradations (blur, noise, compression) can outscore a real violation of the same scene.",
+    ]
+    return "\n".join(lines)
 
 
 def resolve(path: str | Path, revision: str | None = None, cache_dir: str | Path | None = None) -> Path:
@@ -182,7 +208,7 @@ def model_card(cfg: dict, run_dir: Path | None) -> str:
             "",
             "## Known limits",
             "",
-            KNOWN_LIMITS,
+            known_limits(cfg),
             "",
         ]
     )
@@ -190,10 +216,16 @@ def model_card(cfg: dict, run_dir: Path | None) -> str:
 
 def write_model_card(scorer_dir: Path, run_dir: str | Path | None = None) -> Path:
     cfg = json.loads((scorer_dir / CONFIG).read_text())
+    recorded = (cfg.get("training") or {}).get("run_dir")
+    inside = scorer_dir.resolve().parent  # a scorer still inside the run that trained it
     run = (
         Path(run_dir)
         if run_dir
-        else (Path(cfg["training"]["run_dir"]) if cfg.get("training", {}).get("run_dir") else None)
+        else Path(recorded)
+        if recorded and Path(recorded).is_dir()
+        else inside
+        if (inside / "metrics.json").is_file()
+        else None
     )
     path = scorer_dir / CARD
     tmp = path.with_name(CARD + ".tmp")

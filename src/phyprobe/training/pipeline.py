@@ -22,6 +22,8 @@ from ..io.video import ClipSpec
 from ..lightning_setup import L
 from ..runinfo import save_run_info
 from ..scorer import export_scorer
+from ..scorer.hub import write_model_card
+from ..scorer.names import CONFIG
 from .evaluation import evaluate
 from .fit import FITTED_DIR, fitted_backbone
 from .head_training import HEAD_DIR, SCORES, TrainedHead, load_head, train_head
@@ -150,6 +152,8 @@ def train(cfg: DictConfig) -> dict:
         cfg, out, encoder, data or load_run_data(cfg, manifest, features_of(cfg, manifest, encoder)), trained
     )
     record.finish("evaluate", ["metrics.json"])
+    if (out / "scorer" / CONFIG).is_file():  # the scorer's card, from its run's facts and figures
+        write_model_card(out / "scorer", out)
     return metrics
 
 
