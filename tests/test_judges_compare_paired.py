@@ -180,3 +180,9 @@ def test_runs_on_other_benchmarks_or_manifests_or_files_missing_end_in_one_line(
     (tmp_path / "empty").mkdir()
     with pytest.raises(UserError, match="empty/metrics.json: not there"):
         paired_accuracy([tmp_path / "empty", runs["oracle"]])
+    twice = tmp_path / "twice"  # every id's row written twice: which score counts is not the comparison's to pick
+    shutil.copytree(runs["copy"], twice)
+    rows = (twice / "scores.csv").read_text().splitlines()
+    (twice / "scores.csv").write_text("\n".join([rows[0], *rows[1:], *rows[1:]]) + "\n")
+    with pytest.raises(UserError, match=r"twice/scores.csv: video '.*' is scored more than once"):
+        paired_accuracy([runs["oracle"], twice])

@@ -360,3 +360,18 @@ def test_names_from_the_user_never_run_escape_or_collide(board, tmp_path, capsys
     with pytest.raises(SystemExit):
         cli(["leaderboard", str(manifest), "--out", str(tmp_path / "o3"), "--scorer", str(board["scorer"])])
     assert "generator 'a/b' holds '/' or '@'" in capsys.readouterr().err
+
+
+def test_a_generator_with_no_readable_video_makes_the_leaderboard_exit_non_zero(board, tmp_path, capsys):
+    """Every video of one generator a 0-byte file: nothing can be paired, so nothing is ranked, and the exit code
+    says so (3) instead of 0, naming the generator; the tables are still written."""
+    gens = tmp_path / "gens"
+    shutil.copytree(board["root"] / "gens", gens)
+    broken = sorted(p for p in gens.iterdir() if p.is_dir())[0]
+    for v in broken.glob("*.mp4"):
+        v.write_bytes(b"")
+    args = ["leaderboard", str(gens), "--prompts", str(gens / "prompts.jsonl"), "--out", str(tmp_path / "out")]
+    assert cli([*args, "--scorer", str(board["scorer"]), "--no-plots", "--no-progress", "--n-boot", "200"]) == 3
+    err = capsys.readouterr().err
+    assert f"error: phyprobe ranks nothing: {broken.name} scored no prompt" in err
+    assert (tmp_path / "out" / "leaderboard.json").is_file()

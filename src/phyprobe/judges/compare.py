@@ -200,6 +200,9 @@ def _read_scores(run_dir: Path) -> dict[str, float]:
     col = "raw_score" if "raw_score" in df.columns else "score"
     if "id" not in df.columns or col not in df.columns:
         raise InvalidOption(f"{path}: needs columns id and raw_score (or score), has {list(df.columns)}")
+    dup = df["id"][df["id"].duplicated()]
+    if len(dup):  # which of two scores a video has is not for the comparison to pick (eval.py refuses them too)
+        raise InvalidOption(f"{path}: video {dup.iloc[0]!r} is scored more than once ({len(dup)} repeated ids)")
     values = pd.to_numeric(df[col], errors="coerce")
     keep = np.isfinite(values.to_numpy(dtype=float))
     return dict(zip(df["id"][keep], values[keep].astype(float)))

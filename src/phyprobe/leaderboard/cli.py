@@ -25,6 +25,7 @@ from ..helptext import for_terminal
 
 EXIT_REGRESSION = 1
 SAFE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,99}")  # an evaluator's name, used as a file name under --out
+EXIT_UNRANKED = 3  # an evaluator ranked nothing (an entry with no scored prompt): a CI job must not read it as a pass
 MARKER = ".phyprobe-leaderboard"  # this folder's videos.jsonl, scores/ and tables are the leaderboard's to rewrite
 # what a leaderboard writes into --out: a folder holding any of them without MARKER is someone else's
 OUTPUTS = ("videos.jsonl", "leaderboard.md", "leaderboard.csv", "leaderboard.json", "scores", "features")
@@ -234,10 +235,16 @@ def _run(args) -> int:
     print(
         f"{files['md']}, {files['csv'].name}, {files['json'].name}: {len(board['entries'])} entries, {board['prompts']} prompts"
     )
+    unranked = []
     for n, ev in board["evaluators"].items():
         if ev["kind"] != "dimension" and ev.get("stats"):
             order = ", ".join(f"{s['rank']}. {s['system']}" for s in ev["stats"]["systems"])
             print(f"{n}: {order}")
+        elif ev["kind"] != "dimension":
+            empty = [e for e, c in ev["coverage"].items() if c["prompts"] == 0]
+            why = f"{', '.join(empty)} scored no prompt" if empty else "no prompt is scored for every entry"
+            print(f"error: {n} ranks nothing: {why} (their videos' errors: {files['json'].name})", file=sys.stderr)
+            unranked.append(n)
     if gate is not None:
         bad = [g for g in gate if g["regression"]]
         for g in bad:
@@ -248,5 +255,5 @@ def _run(args) -> int:
             )
         if not gate:
             raise UserError(f"{args.baseline}: shares no evaluator and entry with this leaderboard: nothing to gate on")
-        return EXIT_REGRESSION if bad else 0
-    return 0
+        return EXIT_REGRESSION if bad else EXIT_UNRANKED if unranked else 0
+    return EXIT_UNRANKED if unranked else 0
