@@ -17,6 +17,7 @@ from concurrent.futures import ProcessPoolExecutor
 from contextlib import nullcontext
 from pathlib import Path
 
+from ..features.cache import content_hash, file_stat
 from .manifest import Manifest
 
 log = logging.getLogger(__name__)
@@ -25,17 +26,8 @@ PREFIX = "video_index"
 FACTS = ("sha256", "num_frames", "duration", "first_frame")
 
 
-def file_stat(path: Path) -> list[int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return [st.st_size, st.st_mtime_ns]
-
-
 def facts_of(path: str) -> dict:
     """Every fact of one video file (None for a fact it does not give, with the reason)."""
-    from ..features.cache import content_hash
     from ..io.video import VideoDecodeError, probe
     from .datasets.leakage import first_frame_hash
 
