@@ -123,18 +123,21 @@ def _srun_task(manifest: Path, cache: Path, task: int, tasks: int) -> subprocess
 
 
 def test_an_srun_task_killed_with_sigkill_then_rerun_encodes_nothing_twice(manifest, reference, tmp_path):
-    cache = tmp_path / "cache"
-    tasks = [_srun_task(manifest, cache, t, 2) for t in (0, 1)]
-    deadline = time.time() + 300
-    while time.time() < deadline and not list(cache.glob("*/shard-r01-*.ids.json")):
-        time.sleep(0.05)
-    os.killpg(tasks[1].pid, signal.SIGKILL)
-    tasks[1].wait()
-    out0 = tasks[0].communicate(timeout=300)[0]
-    assert tasks[0].returncode == 0 and "share 0/2" in out0, out0
-    directory = next(cache.iterdir())
-    published = {p: p.read_bytes() for p in directory.glob("shard-*.tar")}
-    before = set(shard_contents(FeatureCache.open(directory)))
+    for attempt in range(3):  # the kill must land before the task finishes its share; on a loaded machine, retry
+        cache = tmp_path / f"cache{attempt}"
+        tasks = [_srun_task(manifest, cache, t, 2) for t in (0, 1)]
+        deadline = time.time() + 300
+        while time.time() < deadline and not list(cache.glob("*/shard-r01-*.ids.json")):
+            time.sleep(0.005)
+        os.killpg(tasks[1].pid, signal.SIGKILL)
+        tasks[1].wait()
+        out0 = tasks[0].communicate(timeout=300)[0]
+        assert tasks[0].returncode == 0 and "share 0/2" in out0, out0
+        directory = next(cache.iterdir())
+        published = {p: p.read_bytes() for p in directory.glob("shard-*.tar")}
+        before = set(shard_contents(FeatureCache.open(directory)))
+        if len(before) < len(reference):
+            break
     assert 0 < len(before) < len(reference)  # the killed task's share was left unfinished
 
     rerun = _srun_task(manifest, cache, 1, 2)
