@@ -155,6 +155,18 @@ class PhyProbeHead(nn.Module):
             )
             self.monotone = MonotoneHead(in_dim, pooled)
 
+    @classmethod
+    def from_config(cls, h: dict) -> "PhyProbeHead":
+        """The head a recorded ``head`` block describes (a scorer's config.json, a run's ``head/config.json``)."""
+        return cls(
+            h["feature_dim"],
+            stats=tuple(h["stats"]),
+            hidden=h["hidden"],
+            dropout=h.get("dropout", 0.0),
+            kind=h.get("kind", "mlp"),
+            groups=h.get("groups"),
+        )
+
     @torch.no_grad()
     def fit_normalisation(self, feats, rows=None, batch: int = 256) -> None:
         """Standardisation statistics of the pooled training clips.

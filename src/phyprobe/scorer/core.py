@@ -433,14 +433,7 @@ def _build_head(cfg: dict, weights: Path) -> PhyProbeHead:
     """The head described in the (checked) config, its weights read from safetensors only: no pickle ever runs."""
     h = cfg["head"]
     try:
-        head = PhyProbeHead(
-            h["feature_dim"],
-            stats=tuple(h["stats"]),
-            hidden=h["hidden"],
-            dropout=h.get("dropout", 0.0),
-            kind=h.get("kind", "mlp"),
-            groups=h.get("groups"),
-        )
+        head = PhyProbeHead.from_config(h)
     except (ValueError, TypeError) as e:
         raise ScorerLoadError(f"{weights.parent / CONFIG}: its head cannot be built ({e})") from e
     if not weights.is_file():

@@ -241,13 +241,6 @@ def load_head(out: Path) -> TrainedHead:
         raise UserError(f"{target}: no trained head (model.safetensors, config.json); run the train stage first")
     cfg = json.loads((target / "config.json").read_text())
     h = cfg["head"]
-    head = PhyProbeHead(
-        h["feature_dim"],
-        stats=tuple(h["stats"]),
-        hidden=h["hidden"],
-        dropout=h["dropout"],
-        kind=h["kind"],
-        groups=h.get("groups"),
-    )
+    head = PhyProbeHead.from_config(h)
     head.load_state_dict(load_file(str(target / "model.safetensors")))
     return TrainedHead(head.eval(), h, Reading.from_dict(cfg["reading"]), cfg["training"])
