@@ -17,6 +17,7 @@ import logging
 import os
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +34,7 @@ from ..errors import UserError, debug_enabled, user_error_line
 from ..io.video import ClipSpec, VideoDecodeError, set_decoder_threads
 from ..lightning_setup import L
 from ..machine import usable_cores
-from .cache import FeatureCache, ManifestCache, content_hash, file_stat
+from .cache import FeatureCache, ManifestCache, cache_key, content_hash, file_stat
 
 log = logging.getLogger(__name__)
 
@@ -105,9 +106,17 @@ def _worker_init(_):
 
 
 class ExtractionModule(L.LightningModule):
-    def __init__(self, encoder: FrozenEncoder, autocast_dtype: str | None = "auto", cpu_threads: int | None = None):
+    """Encoders that are fed the same clips (:func:`input_key`), run in turn on each batch: one decode serves them all.
+    ``predict_step`` gives ``feats``, one tensor per encoder, in order."""
+
+    def __init__(
+        self,
+        encoders: FrozenEncoder | list[FrozenEncoder],
+        autocast_dtype: str | None = "auto",
+        cpu_threads: int | None = None,
+    ):
         super().__init__()
-        self.encoder = encoder
+        self.encoders = torch.nn.ModuleList([encoders] if isinstance(encoders, FrozenEncoder) else encoders)
         self.autocast_dtype = autocast_dtype
         self.cpu_threads = cpu_threads
         self._threads_before = None
@@ -132,59 +141,134 @@ class ExtractionModule(L.LightningModule):
             return {**batch, "feats": None}
         x = batch["frames"]
         if x.dtype == torch.uint8:  # resize_in=uint8: converted and normalised here, on the device
-            x = self.encoder.preprocess.on_device(x)
+            x = self.encoders[0].preprocess.on_device(x)
         dtype = self.compute_dtype(self.device)
         with torch.autocast(self.device.type, dtype=dtype, enabled=dtype != torch.float32):
-            feats = self.encoder(x)
-        return {**batch, "feats": feats.float().cpu()}  # one device->host copy per batch, not per video
+            feats = [enc(x) for enc in self.encoders]
+        return {**batch, "feats": [f.float().cpu() for f in feats]}  # one device->host copy per batch and encoder
 
 
 class ShardWriterCallback(BasePredictionWriter):
-    """Each rank streams its predictions into its own shards as batches finish.
+    """Each rank streams its predictions into its own shards as batches finish: the features of the module's
+    ``i``-th encoder into ``targets[i]``.
 
-    ``copies``: id -> (id, path, content hash) of every video with the same bytes, which get the
-    same features (or the same failure) without being decoded again.
+    ``targets``: (cache, copies) per encoder, ``copies`` mapping each id encoded for that cache to (id, path, content
+    hash) of every video with the same bytes, which get the same features (or the same failure) without being
+    decoded again. An id missing from a cache's ``copies`` is not written there (that cache already has it).
     """
 
     def __init__(
         self,
-        cache: FeatureCache,
+        targets: list[tuple[FeatureCache, dict[str, list[tuple[str, str, str | None]]]]],
         shard_size: int = 256,
-        copies: dict[str, list[tuple[str, str, str | None]]] | None = None,
         flush_seconds: float = 30.0,
         rank: int | None = None,
     ):
         super().__init__(write_interval="batch")
-        self.cache, self.shard_size, self.flush_seconds = cache, shard_size, flush_seconds
+        self.targets, self.shard_size, self.flush_seconds = targets, shard_size, flush_seconds
         self.rank = rank  # the writer's rank: the trainer's global rank unless a launcher's share says otherwise
-        self.copies = copies or {}
-        self._writer = None
+        self._writers = []
         self.num_written = 0
         self.num_failed = 0
-        self.num_encoded = 0  # videos through the encoder (their copies with the same bytes not counted)
+        self.num_encoded = 0  # videos through the encoders (their copies with the same bytes not counted)
 
     def on_predict_start(self, trainer, pl_module):
-        self._writer = self.cache.writer(
-            rank=trainer.global_rank if self.rank is None else self.rank,
-            shard_size=self.shard_size,
-            flush_seconds=self.flush_seconds,
-        )
+        rank = trainer.global_rank if self.rank is None else self.rank
+        self._writers = [
+            cache.writer(rank=rank, shard_size=self.shard_size, flush_seconds=self.flush_seconds)
+            for cache, _ in self.targets
+        ]
 
     def write_on_batch_end(self, trainer, pl_module, prediction, batch_indices, batch, batch_idx, dataloader_idx=0):
         for vid, path, reason in prediction["failed"]:
-            for cid, cpath, _ in self.copies[vid]:
-                self._writer.fail(cid, cpath, reason)
-                self.num_failed += 1
+            for writer, (_, copies) in zip(self._writers, self.targets):
+                for cid, cpath, _ in copies.get(vid, []):
+                    writer.fail(cid, cpath, reason)
+                    self.num_failed += 1
             log.warning("could not read %s (%s): %s", vid, path, reason)
         if prediction["feats"] is not None:
             self.num_encoded += len(prediction["ids"])
-            for vid, f, t in zip(prediction["ids"], prediction["feats"], prediction["times"]):
-                for cid, cpath, digest in self.copies[vid]:
-                    self._writer.write(cid, f, t.numpy(), content=digest, stat=file_stat(Path(cpath)))
-                    self.num_written += 1
+            for writer, (_, copies), feats in zip(self._writers, self.targets, prediction["feats"]):
+                for vid, f, t in zip(prediction["ids"], feats, prediction["times"]):
+                    for cid, cpath, digest in copies.get(vid, []):
+                        writer.write(cid, f, t.numpy(), content=digest, stat=file_stat(Path(cpath)))
+                        self.num_written += 1
 
     def on_predict_end(self, trainer, pl_module):
-        self._writer.close()
+        for writer in self._writers:
+            writer.close()
+
+
+@dataclass
+class PassOptions:
+    """How an encoder pass runs (the arguments of :func:`extract_features` after the storage dtype)."""
+
+    batch_size: int = 8
+    num_workers: int | str = "auto"
+    shard_size: int = 256
+    trainer_kwargs: dict | None = None
+    encoder_threads: int | None = None
+    flush_seconds: float = 30.0
+    share: tuple[int, int] | None = None
+    max_todo: int | None = None
+
+    def __post_init__(self):
+        if self.batch_size < 1 or self.shard_size < 1:
+            raise UserError(f"batch_size and shard_size must be >= 1, got {self.batch_size} and {self.shard_size}")
+
+    @property
+    def writer_rank(self) -> int:
+        return 0 if self.share is None else self.share[0]  # a launcher's processes never share a writer's lock
+
+
+@dataclass
+class Pending:
+    """An encoder's cache for a manifest and the videos still to encode into it (stored key, file)."""
+
+    cache: FeatureCache
+    view: ManifestCache
+    todo: list[tuple[str, Path]]
+
+
+def pending(
+    manifest: Manifest, encoder: FrozenEncoder, clip: ClipSpec, cache_root, dtype: str, opts: PassOptions, digest
+) -> Pending:
+    """Open ``encoder``'s cache for ``manifest`` and list what is not in it yet: videos never encoded, and videos whose
+    file changed since (forgotten first, with a warning), within this process's share."""
+    cache = FeatureCache(cache_root, encoder.describe(), clip, dtype)
+    view = cache.for_manifest(manifest)
+    cache.prepare()
+    paths: dict[str, Path] = {}  # stored key -> file, once per file however many ids list it
+    for vid, p in zip(manifest.videos["id"], manifest.videos["path"]):
+        paths.setdefault(view.key_of(vid), manifest.video_path(p))
+    changed = cache.changed_ids(paths, digest)
+    if changed:
+        log.warning(
+            "%s: %d videos changed since they were encoded (%s, ...); encoding them again",
+            cache.dir,
+            len(changed),
+            paths[min(changed)],
+        )
+        cache.forget(changed)
+    skip = cache.done_ids() | cache.known_failures(paths)
+    todo = [(k, p) for k, p in paths.items() if k not in skip and (opts.share is None or in_share(k, *opts.share))]
+    return Pending(cache, view, todo)
+
+
+def input_key(encoder: FrozenEncoder, clip: ClipSpec) -> tuple:
+    """Encoders with equal keys are fed the same tensors from a file (the same reading code, frames and
+    preprocessing), so one decode can feed them all."""
+    return (type(encoder).read_clip, encoder.clip_spec(clip), encoder.preprocess)
+
+
+def leaves(encoder: FrozenEncoder, dtype: str) -> list[tuple[FrozenEncoder, str]]:
+    """The encoders that decode videos for ``encoder``'s features, each with its cache's dtype: itself, or for one
+    derived from other cached features (a fitted model's base, a concatenation's parts), theirs."""
+    if callable(getattr(encoder, "derive_parts", None)):
+        return [leaf for part in encoder.parts for leaf in leaves(part, encoder.part_dtype)]
+    if callable(getattr(encoder, "derive", None)):
+        return leaves(encoder.base, encoder.base_dtype)
+    return [(encoder, dtype)]
 
 
 def extract_features(
@@ -216,7 +300,9 @@ def extract_features(
     Finished work is published every ``shard_size`` videos and every ``flush_seconds``, so a kill
     loses at most that much whatever the manifest's size. Each distinct file content is encoded
     once: ids whose bytes equal a cached video's are copied from the cache, and ids sharing bytes
-    within the run ride on one decode.
+    within the run ride on one decode. Features derived from other cached features (a fitted model's, a
+    concatenation's) are computed from those caches, filled first; the encoders under a concatenation that are fed
+    alike share one decode of each video (:func:`extract_all`).
 
     ``share=(i, n)``: extract only the videos of share ``i`` of ``n`` (:func:`in_share`), on one device and under
     writer rank ``i``, as one of ``n`` processes a launcher started; the shares of any ``n`` cover every video once.
@@ -226,59 +312,104 @@ def extract_features(
     Leaves the global RNG as it found it (iterating a DataLoader draws a seed), so a run on a warm
     cache trains exactly like the cold run that filled it.
     """
-    if batch_size < 1 or shard_size < 1:
-        raise UserError(f"batch_size and shard_size must be >= 1, got {batch_size} and {shard_size}")
-    cache = FeatureCache(cache_root, encoder.describe(), clip, dtype)
-    view = cache.for_manifest(manifest)
-    cache.prepare()
-    paths: dict[str, Path] = {}  # stored key -> file, once per file however many ids list it
-    for vid, p in zip(manifest.videos["id"], manifest.videos["path"]):
-        paths.setdefault(view.key_of(vid), manifest.video_path(p))
-    digest = Digests(manifest)
-    changed = cache.changed_ids(paths, digest)
-    if changed:
-        log.warning(
-            "%s: %d videos changed since they were encoded (%s, ...); encoding them again",
-            cache.dir,
-            len(changed),
-            paths[min(changed)],
-        )
-        cache.forget(changed)
-    skip = cache.done_ids() | cache.known_failures(paths)
-    todo = [(k, p) for k, p in paths.items() if k not in skip and (share is None or in_share(k, *share))]
-    if not todo:
-        return view
+    opts = PassOptions(
+        batch_size, num_workers, shard_size, trainer_kwargs, encoder_threads, flush_seconds, share, max_todo
+    )
+    return _extract(manifest, encoder, clip, cache_root, dtype, opts, Digests(manifest))
 
-    def upstream(enc: FrozenEncoder, enc_dtype: str) -> FeatureCache:
-        """The cache of an encoder these features are computed from, filled for the videos still to do."""
+
+def extract_all(
+    manifest: Manifest, encoders: list[tuple[FrozenEncoder, str]], clip: ClipSpec, cache_root: str | Path, **options
+) -> list[ManifestCache]:
+    """:func:`extract_features` for each (encoder, cache dtype) of ``encoders``, options as there, with one decode of
+    each video for all the encoders under them that are fed alike (:func:`input_key`): a concatenation's parts,
+    or a fitted model's base beside another encoder, cost one decode and one preprocessing per video, not one each."""
+    opts, digest = PassOptions(**options), Digests(manifest)
+    _encode_together(manifest, [leaf for pair in encoders for leaf in leaves(*pair)], clip, cache_root, opts, digest)
+    return [_extract(manifest, enc, clip, cache_root, dtype, opts, digest) for enc, dtype in encoders]
+
+
+def _extract(
+    manifest: Manifest, encoder: FrozenEncoder, clip: ClipSpec, cache_root, dtype: str, opts: PassOptions, digest
+) -> ManifestCache:
+    p = pending(manifest, encoder, clip, cache_root, dtype, opts, digest)
+    if not p.todo:
+        return p.view
+    cache, view, todo = p.cache, p.view, p.todo
+    derived = callable(getattr(encoder, "derive_parts", None)) or callable(getattr(encoder, "derive", None))
+    if derived:
         wanted = {k for k, _ in todo}
         sub = manifest.keep(np.array([view.key_of(v) in wanted for v in manifest.videos["id"]]))
-        return extract_features(
-            sub, enc, clip, cache_root, enc_dtype, batch_size, num_workers, shard_size, trainer_kwargs,
-            encoder_threads, flush_seconds, share, max_todo,
-        ).cache  # fmt: skip
-
-    writer_rank = 0 if share is None else share[0]  # a launcher's processes never share a writer's lock
     if callable(getattr(encoder, "derive_parts", None)):
-        part_caches = [upstream(part, encoder.part_dtype) for part in encoder.parts]
-        _concat_parts(cache, part_caches, encoder, todo, shard_size, flush_seconds, writer_rank)
+        _encode_together(sub, leaves(encoder, dtype), clip, cache_root, opts, digest)
+        part_caches = [
+            _extract(sub, part, clip, cache_root, encoder.part_dtype, opts, digest).cache for part in encoder.parts
+        ]
+        _concat_parts(cache, part_caches, encoder, todo, opts.shard_size, opts.flush_seconds, opts.writer_rank)
         return view
     if callable(getattr(encoder, "derive", None)):
-        base = upstream(encoder.base, encoder.base_dtype)
-        _derive_from_base(cache, base, encoder, todo, shard_size, flush_seconds, writer_rank)
+        base = _extract(sub, encoder.base, clip, cache_root, encoder.base_dtype, opts, digest).cache
+        _derive_from_base(cache, base, encoder, todo, opts.shard_size, opts.flush_seconds, opts.writer_rank)
         return view
-    if max_todo is not None and len(todo) > max_todo:  # encoded, not derived from another cache: the check is here
-        raise TooManyToExtract(len(todo), cache.dir, max_todo)
-    todo, copies = _share_content(cache, todo, shard_size, flush_seconds, writer_rank, digest)
-    if not todo:
-        return view
-    log.info("extracting %d of %d videos into %s", len(todo), len(manifest), cache.dir)
+    if opts.max_todo is not None and len(todo) > opts.max_todo:  # encoded, not derived: the check is here
+        raise TooManyToExtract(len(todo), cache.dir, opts.max_todo)
+    todo, copies = _share_content(cache, todo, opts.shard_size, opts.flush_seconds, opts.writer_rank, digest)
+    if todo:
+        log.info("extracting %d of %d videos into %s", len(todo), len(manifest), cache.dir)
+        _encode([encoder], [(cache, copies)], todo, clip, opts)
+    return view
+
+
+def _encode_together(
+    manifest: Manifest, encoders: list[tuple[FrozenEncoder, str]], clip: ClipSpec, cache_root, opts: PassOptions, digest
+) -> None:
+    """One pass over the videos that every encoder of a group fed alike (:func:`input_key`) still lacks, each video
+    decoded once for the group. Groups of one encoder, and videos only some of a group lack, are left to
+    :func:`_extract`."""
+    groups: list[list[tuple[FrozenEncoder, str]]] = []
+    for enc, dtype in encoders:
+        group = next((g for g in groups if input_key(g[0][0], clip) == input_key(enc, clip)), None)
+        if group is None:
+            groups.append([(enc, dtype)])
+        elif all(cache_key(e.describe(), clip, d) != cache_key(enc.describe(), clip, dtype) for e, d in group):
+            group.append((enc, dtype))
+    for group in (g for g in groups if len(g) > 1):
+        pend = [pending(manifest, enc, clip, cache_root, dtype, opts, digest) for enc, dtype in group]
+        common = set.intersection(*({k for k, _ in p.todo} for p in pend))
+        if not common:
+            continue
+        todo = [(k, path) for k, path in pend[0].todo if k in common]
+        if opts.max_todo is not None and len(todo) > opts.max_todo:
+            raise TooManyToExtract(len(todo), pend[0].cache.dir, opts.max_todo)
+        targets, reps = [], {}
+        for p in pend:
+            mine, copies = _share_content(p.cache, todo, opts.shard_size, opts.flush_seconds, opts.writer_rank, digest)
+            targets.append((p.cache, copies))
+            reps.update(mine)
+        if reps:
+            log.info(
+                "extracting %d of %d videos into %s, one decode for the %d",
+                len(reps), len(manifest), ", ".join(str(p.cache.dir) for p in pend), len(pend),
+            )  # fmt: skip
+            _encode([enc for enc, _ in group], targets, [(k, reps[k]) for k, _ in todo if k in reps], clip, opts)
+
+
+def _encode(
+    encoders: list[FrozenEncoder],
+    targets: list[tuple[FeatureCache, dict]],
+    todo: list[tuple[str, Path]],
+    clip: ClipSpec,
+    opts: PassOptions,
+) -> None:
+    """Decode each video of ``todo`` once and encode it with every one of ``encoders`` (fed alike), writing each
+    encoder's features into its target (:class:`ShardWriterCallback`)."""
+    num_workers = opts.num_workers
     if num_workers == "auto":
         num_workers = 4 if torch.cuda.is_available() else 0
-    num_workers, prefetch = loader_memory(batch_bytes(encoder, clip, batch_size), num_workers, shm_free())
+    num_workers, prefetch = loader_memory(batch_bytes(encoders[0], clip, opts.batch_size), num_workers, shm_free())
     loader = DataLoader(
-        ClipDataset(todo, clip, encoder),
-        batch_size=batch_size,
+        ClipDataset(todo, clip, encoders[0]),
+        batch_size=opts.batch_size,
         num_workers=num_workers,
         prefetch_factor=prefetch,
         collate_fn=collate_clips,
@@ -286,7 +417,8 @@ def extract_features(
         persistent_workers=False,
         pin_memory=torch.cuda.is_available(),
     )
-    writer = ShardWriterCallback(cache, shard_size, copies, flush_seconds, None if share is None else share[0])
+    share = opts.share
+    writer = ShardWriterCallback(targets, opts.shard_size, opts.flush_seconds, None if share is None else share[0])
     kw = {
         "accelerator": "auto",
         "devices": 1,
@@ -294,19 +426,18 @@ def extract_features(
         "enable_checkpointing": False,
         "enable_model_summary": False,
     }
-    kw.update(trainer_kwargs or {})
+    kw.update(opts.trainer_kwargs or {})
     if share is not None:  # one of a launcher's processes: its own device, and no process group to wait on
         kw.update(devices=[local_rank()] if torch.cuda.is_available() else 1, plugins=[LightningEnvironment()])
         kw.pop("strategy", None)
         kw.pop("num_nodes", None)
     with torch.random.fork_rng(devices=[]):
         trainer = L.Trainer(callbacks=[writer], **kw)
-        threads = encoder_threads or default_encoder_threads(num_workers, processes=trainer.num_devices)
-        module = ExtractionModule(encoder, cpu_threads=threads)
+        threads = opts.encoder_threads or default_encoder_threads(num_workers, processes=trainer.num_devices)
+        module = ExtractionModule(encoders, cpu_threads=threads)
         start = time.perf_counter()
         trainer.predict(module, loader, return_predictions=False)
     _log_throughput(trainer, module, writer, clip, time.perf_counter() - start)
-    return view
 
 
 def _log_throughput(trainer, module: "ExtractionModule", writer: "ShardWriterCallback", clip: ClipSpec, seconds: float):
@@ -640,19 +771,11 @@ def _cli(args) -> int:
     if devices != 1:
         tk["strategy"] = "ddp"
     failed = False
-    for enc, dtype in encoders:
-        cache = extract_features(
-            manifest,
-            enc,
-            clip,
-            args.cache,
-            dtype=dtype,
-            batch_size=args.batch_size,
-            num_workers=args.workers,
-            shard_size=args.shard_size,
-            trainer_kwargs=tk,
-            share=share,
-        )
+    caches = extract_all(
+        manifest, encoders, clip, args.cache, batch_size=args.batch_size, num_workers=args.workers,
+        shard_size=args.shard_size, trainer_kwargs=tk, share=share,
+    )  # fmt: skip
+    for cache in caches:
         ids = set(manifest.videos["id"])
         if share is not None:  # this process answers for its share; the others report theirs
             ids = {v for v in ids if in_share(cache.key_of(v), *share)}

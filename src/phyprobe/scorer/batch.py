@@ -128,7 +128,7 @@ class _RowSink(BasePredictionWriter):
     def write_on_batch_end(self, trainer, pl_module, prediction, batch_indices, batch, batch_idx, dataloader_idx=0):
         rows: list[tuple[str, float | Exception]] = [(vid, _Failed(reason)) for vid, _, reason in prediction["failed"]]
         if prediction["feats"] is not None:
-            raw = self.scorer.head_scores(prediction["feats"]).cpu().tolist()
+            raw = self.scorer.head_scores(prediction["feats"][0]).cpu().tolist()
             for vid, v in zip(prediction["ids"], raw):
                 rows.append((vid, v if math.isfinite(v) else NonFiniteScoreError(vid, v)))
         rows.sort(key=lambda r: self.order[r[0]])

@@ -16,7 +16,7 @@ from omegaconf import DictConfig, ListConfig, OmegaConf
 from ..data.manifest import Manifest
 from ..errors import InvalidOption, UserError
 from ..features.cache import ManifestCache
-from ..features.extract import TooManyToExtract, extract_features, launcher_share
+from ..features.extract import TooManyToExtract, extract_all, extract_features, launcher_share
 from ..instantiate import build_encoder, fits_in_run, frozen_inputs, instantiate_or_user_error
 from ..io.video import ClipSpec
 from ..lightning_setup import L
@@ -95,14 +95,13 @@ def train(cfg: DictConfig) -> dict:
     todo = [s for s in stages if s != "extract" and not record.is_done(s)]
 
     if "extract" in stages and (todo or stages == ["extract"]):
-        for enc, dtype in frozen:
-            try:
-                extract_features(
-                    manifest, enc, clip, cfg.paths.cache_dir, dtype=dtype,
-                    max_todo=cfg.get("max_videos_to_extract"), share=share, **cfg.extract,
-                )  # fmt: skip
-            except TooManyToExtract as e:
-                raise extract_elsewhere(cfg, manifest, e) from None
+        try:  # the frozen encoders fed alike share one decode of each video
+            extract_all(
+                manifest, frozen, clip, cfg.paths.cache_dir, max_todo=cfg.get("max_videos_to_extract"), share=share,
+                **cfg.extract,
+            )  # fmt: skip
+        except TooManyToExtract as e:
+            raise extract_elsewhere(cfg, manifest, e) from None
     elif "extract" in stages:
         log.info("stage extract: every stage after it is done: skipped")
     if stages[-1] == "extract":
