@@ -194,8 +194,19 @@ def test_a_sweep_through_the_submitit_launcher_runs_each_job_as_its_own_process(
     assert r.returncode == 0, r.stderr[-3000:]
     jobs = sorted(p.parent.name for p in sweep.glob("*/metrics.json"))  # many overrides: names cut to fit
     assert len(jobs) == 4 and all(len(j.encode()) <= 200 for j in jobs), jobs
-    varied = sorted(tuple(t for t in j.split(",") if t.startswith(("experiment=", "seed="))) for j in jobs)
-    assert varied == [(f"experiment={e}", f"seed={s}") for e in ("full", "no_cal") for s in (0, 1)], jobs
+    varied = sorted(tuple(t for t in j.split("+") if t.startswith(("experiment-", "seed-"))) for j in jobs)
+    assert varied == [(f"experiment-{e}", f"seed-{s}") for e in ("full", "no_cal") for s in (0, 1)], jobs
+    index = [json.loads(line) for line in (sweep / "index.jsonl").read_text().splitlines()]
+    assert sorted(r["folder"] for r in index) == jobs  # each folder with its whole overrides, paths included
+    assert all(f"paths.cache_dir={shared_cache}" in r["overrides"] for r in index)
+    # a folder the sweep wrote is taken back as it is by eval.py
+    r = subprocess.run(
+        [sys.executable, "eval.py", f"scorer={sweep / jobs[0] / 'scorer'}", "benchmark=world_test",
+         f"benchmark.manifest={tiny_world}", "report=false", f"paths.cache_dir={shared_cache}",
+         f"hydra.run.dir={tmp_path / 'eval'}"],
+        cwd=REPO, env=ENV, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert r.returncode == 0 and (tmp_path / "eval" / "metrics.json").is_file(), r.stderr[-3000:]
     pids = {p.name.split("_")[0] for p in (sweep / ".submitit").glob("*/*_log.out")}  # a local job's id is its pid
     assert len(pids) == 4 and str(os.getpid()) not in pids, pids
     code = subprocess.run([sys.executable, "-m", "phyprobe.cli", "summarize", str(sweep)], env=ENV, cwd=REPO).returncode

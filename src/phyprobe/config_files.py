@@ -5,7 +5,11 @@ source (a source checkout, installed editable as ``make install`` does), so a co
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 from pathlib import Path
+
+from hydra.experimental.callback import Callback
 
 from .errors import UserError
 
@@ -23,29 +27,65 @@ def config_dir() -> Path:
     return root
 
 
+def _folder_part(override: str) -> str:
+    """``key=value`` as ``key-value``, with what a Hydra override cannot hold unquoted (``=``, ``,``, brackets,
+    quotes, spaces) made ``_`` or dropped: ``experiment=[toy,no_cal]`` -> ``experiment-toy_no_cal``."""
+    key, _, value = override.partition("=")
+    value = re.sub(r"[\[\]{}()'\" ]", "", value)
+    return f"{key.lstrip('+~')}-{re.sub(r'[^A-Za-z0-9_.@%-]', '_', value)}"
+
+
 def readable_dirname(task_overrides) -> str:
-    """A sweep job's folder name from its command-line overrides, like Hydra's ``override_dirname``, but leaving out
-    values that are paths (``paths.data_dir=/data/x``, a checkpoint): they are recorded in the job's
-    ``.hydra/overrides.yaml``, and as folder names they nest the sweep into ``key=/a/b/...`` trees. A sweep over
+    """A sweep job's folder name from its command-line overrides, like Hydra's ``override_dirname``, but a path the
+    project's commands take back as it is (``eval.py scorer=<sweep>/experiment-no_cal+seed-0/scorer``): each override
+    ``key=value`` becomes ``key-value``, joined by ``+``, with the characters a Hydra override cannot hold unquoted
+    replaced (and a hash of the overrides appended, so that names stay distinct). Values that are paths
+    (``paths.data_dir=/data/x``, a checkpoint) are left out: they are recorded in the job's ``.hydra/overrides.yaml``
+    and in the sweep's :data:`SWEEP_INDEX`, and as folder names they would nest the sweep into trees. A sweep over
     paths alone names its jobs by ``hydra.sweep.subdir`` instead. A name past :data:`MAX_DIRNAME` bytes keeps its
-    shortest overrides and ends in how many were left out and a hash of the whole, so it stays a valid, distinct
-    file name."""
+    shortest overrides and ends in how many were left out and a hash of the whole."""
     kept = sorted(
         o for o in task_overrides if "/" not in o.split("=", 1)[-1] and not o.lstrip("+~").startswith("hydra.")
     )
-    name = ",".join(kept) or "default"
+    whole = ",".join(kept)
+    digest = hashlib.sha1(whole.encode()).hexdigest()[:8]
+    parts = {o: _folder_part(o) for o in kept}
+    changed = any(part != o.lstrip("+~").replace("=", "-", 1) for o, part in parts.items())
+    name = "+".join(parts.values()) + (f"-{digest}" if changed else "") if kept else "default"
     if len(name.encode()) <= MAX_DIRNAME:
         return name
     # Too long for a file name (255 bytes): the shortest overrides, which are most often what a sweep varies
-    # (experiment=no_cal, seed=1), as many as fit, then how many were left out and a hash of the whole name.
-    tail = f",+{{}}-{hashlib.sha1(name.encode()).hexdigest()[:8]}"
+    # (experiment=no_cal, seed=1), as many as fit, then how many were left out and a hash of the whole.
     shown, size = [], 0
-    for o in sorted(kept, key=lambda o: (len(o.encode()), o)):
-        if size + len(o.encode()) + 1 + len(tail) + 4 > MAX_DIRNAME:
+    for o in sorted(kept, key=lambda o: (len(parts[o].encode()), o)):
+        if size + len(parts[o].encode()) + 1 + 24 > MAX_DIRNAME:
             break
         shown.append(o)
-        size += len(o.encode()) + 1
-    return ",".join(sorted(shown)) + tail.format(len(kept) - len(shown))
+        size += len(parts[o].encode()) + 1
+    return "+".join(parts[o] for o in sorted(shown)) + f"+{len(kept) - len(shown)}more-{digest}"
+
+
+SWEEP_INDEX = "index.jsonl"  # in a sweep's folder: one line per job, its folder and its overrides
+
+
+class SweepIndex(Callback):
+    """Hydra callback (``hydra.callbacks`` in configs/train.yaml): each job of a sweep appends its folder's name and
+    its command-line overrides, paths included, to ``<sweep dir>/index.jsonl``, so a folder whose name was shortened
+    or had characters replaced still says which run it holds. One short line per job, appended: jobs running at
+    once (a launcher's processes) do not overwrite each other."""
+
+    def on_job_start(self, config, **kwargs) -> None:
+        from hydra.core.hydra_config import HydraConfig
+        from hydra.types import RunMode
+
+        hc = HydraConfig.get()
+        if hc.mode != RunMode.MULTIRUN:
+            return
+        line = json.dumps({"folder": hc.sweep.subdir, "overrides": list(hc.overrides.task)})
+        sweep = Path(hc.sweep.dir)
+        sweep.mkdir(parents=True, exist_ok=True)
+        with open(sweep / SWEEP_INDEX, "a") as f:
+            f.write(line + "\n")
 
 
 def register_resolvers() -> None:
