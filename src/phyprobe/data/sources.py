@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..errors import UserError
 from .manifest import Manifest
 
 
@@ -75,6 +76,20 @@ def merge(*manifests: Manifest, root: str | Path | None = None, relative: bool =
     if len(dup):
         raise ValueError(f"merge: video ids occur in more than one source, e.g. {list(dup[:3])}")
     return Manifest(videos=v, pairs=pd.concat(pairs, ignore_index=True), root=Path(root or manifests[0].root))
+
+
+def manifests(paths: list[str | Path], leakage: dict | None = None) -> Manifest:
+    """Your own prepared manifests as one training manifest (``data=own``, ``data.manifests=[...]``): the folders
+    ``phyprobe data prepare`` wrote (real footage, rated generated videos, pairs with preferences, any public
+    dataset), each keeping its videos' paths and the magnitudes its converter mapped onto [0, 1]."""
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    if not paths:
+        raise UserError("data.manifests is empty: list the folders `phyprobe data prepare` wrote")
+    named = {}
+    for p in paths:
+        named.setdefault(str(p), p)
+    return mix(named, leakage=leakage)
 
 
 def mix(components: dict, root: str | Path | None = None, leakage: dict | None = None) -> Manifest:
