@@ -3,11 +3,13 @@ what it reads, the pairs and magnitudes it writes, and how it fails on bad input
 
 import json
 import shutil
+import zipfile
 
 import dataset_fixtures as F
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import run_cli
 
 from phyprobe.cli import main as cli_main
 from phyprobe.data.datasets import ConversionError, available_datasets, prepare
@@ -299,3 +301,18 @@ def test_cli_prepare_and_stats(raw, tmp_path, capsys, monkeypatch):
     assert "pairs by kind and correspondence" in text and "same_prompt" in text
     pngs = {p.name for p in (tmp_path / "plots").glob("*.png")}
     assert {"magnitude_histograms.png", "magnitude_maps.png", "pairs_by_kind_and_correspondence.png"} <= pngs
+
+
+def test_an_archive_expanding_past_its_budget_is_refused_with_nothing_left_behind(tmp_path, capsys):
+    """A 1 MB-class zip declaring 64 MiB (zeros compress a thousandfold): refused before anything is written."""
+    root = tmp_path / "raw"
+    root.mkdir()
+    with zipfile.ZipFile(root / "PID_Test_split.zip", "w", zipfile.ZIP_DEFLATED) as z:
+        with z.open("PID_test/pos/a_real_0.mp4", "w") as f:
+            for _ in range(64):
+                f.write(bytes(1 << 20))
+    assert (root / "PID_Test_split.zip").stat().st_size < 1 << 20
+    before = sorted(tmp_path.rglob("*"))
+    code, _, err = run_cli(["data", "prepare", "pid", "--root", root, "--out", tmp_path / "out"], capsys)
+    assert code != 0 and "times the archive" in err and len(err.strip().splitlines()) == 1, err
+    assert sorted(tmp_path.rglob("*")) == before  # nothing extracted, no temporary folder, no manifest

@@ -8,6 +8,7 @@ import json
 import socket
 import subprocess
 import sys
+import time
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -91,6 +92,27 @@ def test_oversized_uploads_are_refused_before_they_are_read_whole(scorer, tmp_pa
         )
         assert streamed.startswith(b"HTTP/1.1 413")
         assert post(url, b"\0" * 1000)[0] == 422  # under the limit: read, and refused as a video
+    assert not list(tmp_path.iterdir())
+
+
+def test_uploads_on_disk_are_bounded_in_total_not_only_each(scorer, tmp_path):
+    """Two uploads under the per-request limit whose sum passes max_spool_bytes: the second is answered 503 with
+    Retry-After while the first is held open, and taken once the first is done; nothing stays on disk."""
+    cfg = ServeConfig(max_upload_bytes=64 * 1024, max_spool_bytes=100 * 1024, spool_dir=tmp_path)
+    with serve_in_thread(build_app(scorer, cfg)) as url:
+        u = urlsplit(url)
+        with socket.create_connection((u.hostname, u.port), timeout=30) as held:
+            held.sendall(b"POST /score HTTP/1.1\r\nHost: x\r\nContent-Type: video/mp4\r\nContent-Length: 60000\r\n\r\n")
+            held.sendall(b"\0" * 50000)
+            deadline = time.monotonic() + 30
+            while sum(p.stat().st_size for p in tmp_path.iterdir()) < 50000:  # the server has spooled what came
+                assert time.monotonic() < deadline, "the held upload never reached the spool"
+                time.sleep(0.01)
+            status, answer, _ = post(url, b"\0" * 60000)
+            assert status == 503 and "retry later" in answer["error"], answer
+            held.sendall(b"\0" * 10000)  # the first upload ends: read, and refused as a video
+            assert held.recv(65536).startswith(b"HTTP/1.1 422")
+        assert post(url, b"\0" * 60000)[0] == 422  # room again
     assert not list(tmp_path.iterdir())
 
 

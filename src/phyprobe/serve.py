@@ -55,6 +55,7 @@ log = logging.getLogger(__name__)
 @dataclass
 class ServeConfig:
     max_upload_bytes: int = 256 * 2**20
+    max_spool_bytes: int = 1024 * 2**20  # all uploads being received or scored at once, together; past it 503
     timeout_s: float = 60.0  # per request, from its headers to its answer (body, queue, decoding and forward)
     max_batch: int = 8
     max_wait_ms: float = 10.0
@@ -486,7 +487,7 @@ def build_app(scorer, cfg: ServeConfig | None = None):
     cfg = cfg or ServeConfig()
     if cfg.spool_dir is not None:  # made now: an upload into a missing folder would fail as a server error
         Path(cfg.spool_dir).mkdir(parents=True, exist_ok=True)
-    state: dict = {"ready": False, "error": None}
+    state: dict = {"ready": False, "error": None, "spooled": 0}  # spooled: bytes of uploads on disk right now
     decode_pool = ThreadPoolExecutor(max(1, cfg.decode_workers), thread_name_prefix="phyprobe-decode")
 
     async def load(app) -> None:
@@ -540,26 +541,44 @@ def build_app(scorer, cfg: ServeConfig | None = None):
         enc = state["scorer"].config.get("encoder", {})
         return {"ready": True, "encoder": enc.get("name"), "fingerprint": enc.get("fingerprint")}
 
-    async def spool(request: Request) -> Path:
-        """The request body in a temporary file, refused as soon as it passes the size bound."""
+    def spool_full(more: int) -> _Reject | None:
+        """Refusal when ``more`` bytes would take the uploads on disk past ``max_spool_bytes`` (503: retry later)."""
+        if state["spooled"] + more <= cfg.max_spool_bytes:
+            return None
+        held = state["spooled"]
+        return _Reject(503, f"uploads in progress hold {held} of {cfg.max_spool_bytes} bytes; retry later", 5)
+
+    async def spool(request: Request) -> tuple[Path, int]:
+        """The request body in a temporary file and its size, refused as soon as it passes the size bound, or as
+        soon as every upload on disk together would pass ``max_spool_bytes``; the caller gives the size back
+        (:func:`unspool`)."""
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > cfg.max_upload_bytes:
             raise _Reject(413, f"upload of {int(declared)} bytes exceeds the limit of {cfg.max_upload_bytes}")
+        if declared is not None and declared.isdigit() and (full := spool_full(int(declared))):
+            raise full
         fd, name = tempfile.mkstemp(prefix="phyprobe-upload-", suffix=".video", dir=cfg.spool_dir)
         size = 0
         try:
             with os.fdopen(fd, "wb") as f:
                 async for chunk in request.stream():
-                    size += len(chunk)
-                    if size > cfg.max_upload_bytes:
+                    if size + len(chunk) > cfg.max_upload_bytes:
                         raise _Reject(413, f"upload exceeds the limit of {cfg.max_upload_bytes} bytes")
+                    if full := spool_full(len(chunk)):
+                        raise full
+                    size += len(chunk)
+                    state["spooled"] += len(chunk)
                     f.write(chunk)
             if size == 0:
                 raise _Reject(400, 'empty body: send the video bytes, or JSON {"path": ...}')
         except BaseException:
-            os.unlink(name)
+            unspool(Path(name), size)
             raise
-        return Path(name)
+        return Path(name), size
+
+    def unspool(path: Path, size: int) -> None:
+        path.unlink(missing_ok=True)
+        state["spooled"] -= size
 
     async def server_path(request: Request) -> Path:
         if cfg.paths_root is None:
@@ -624,7 +643,7 @@ def build_app(scorer, cfg: ServeConfig | None = None):
         declared = request.headers.get("content-length", "")
         if upload and "pool" in state and declared.isdigit() and int(declared) > cfg.long_video_mb * 2**20:
             state["pool"].check_long_lane()  # shed a long video before reading it, not after
-        path = await spool(request) if upload else await server_path(request)
+        path, size = await spool(request) if upload else (await server_path(request), 0)
         name = request.query_params.get("name") or (None if upload else str(path))
         try:
             clips = await read(path, _one_line(name or "upload"), deadline)
@@ -632,7 +651,7 @@ def build_app(scorer, cfg: ServeConfig | None = None):
             raw = state["scorer"].combine(await asyncio.gather(*futs))
         finally:
             if upload:
-                path.unlink(missing_ok=True)
+                unspool(path, size)
         if not math.isfinite(raw):
             raise _Reject(500, f"non-finite score ({raw}) from the scorer's head: its weights are broken")
         return {"video": name, "score": min(1.0, max(0.0, raw)), "raw_score": raw}
@@ -790,6 +809,12 @@ def add_cli(sub) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8000, help="0: a free port (its URL is printed once it is bound)")
     p.add_argument("--max-upload-mb", type=positive_int, default=256, help="largest video a request may upload, in MB")
+    p.add_argument(
+        "--max-spool-mb",
+        type=positive_int,
+        default=1024,
+        help="all uploads on disk at once, in MB: past it a new upload gets 503 and Retry-After",
+    )
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per request, upload included")
     p.add_argument("--max-batch", type=positive_int, default=8, help="videos per encoder forward")
     p.add_argument("--max-wait-ms", type=float, default=10.0, help="how long a batch waits to fill")
@@ -835,6 +860,7 @@ def _cli(args) -> int:
         return 2
     cfg = ServeConfig(
         max_upload_bytes=args.max_upload_mb * 2**20,
+        max_spool_bytes=args.max_spool_mb * 2**20,
         timeout_s=args.timeout,
         max_batch=args.max_batch,
         max_wait_ms=args.max_wait_ms,

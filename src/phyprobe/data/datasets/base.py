@@ -71,19 +71,44 @@ def find_file(root: Path, names: Iterable[str], what: str, required: bool = True
 
 
 EXTRACTED = ".complete"  # written last into an extracted archive's folder: its absence means a rerun extracts again
+MAX_EXPANSION = 50  # an archive's members may add up to this many times its own size (videos barely compress)
+FREE_SHARE = 0.9  # of the destination's free disk space, at most, for an archive's members
+
+
+def check_expansion(zpath: Path, z: zipfile.ZipFile, dest: Path) -> int:
+    """The bytes ``z``'s members expand to, refused when they pass :data:`MAX_EXPANSION` times the archive's size
+    (a "zip bomb": a 1 MB file declaring a gigabyte) or :data:`FREE_SHARE` of the free space where they would go."""
+    total = sum(i.file_size for i in z.infolist())
+    size = max(1, zpath.stat().st_size)
+    if total > MAX_EXPANSION * size:
+        raise ConversionError(
+            f"{zpath}: its members expand to {total} bytes, {total / size:.0f} times the archive's {size}; more than "
+            f"{MAX_EXPANSION} times is refused (unzip it yourself and point --root at the folder)"
+        )
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    free = shutil.disk_usage(dest.parent).free
+    if total > FREE_SHARE * free:
+        raise ConversionError(f"{zpath}: its members need {total} bytes and {dest.parent} has {free} free")
+    return total
 
 
 def extract_once(zpath: Path, dest: Path) -> Path:
     """``zpath`` extracted into ``dest`` once, atomically (into a temporary folder, then renamed), each member's CRC
-    checked; a rerun finds the marker and skips it."""
+    checked and their total size bounded (:func:`check_expansion`); a failure leaves nothing behind, and a rerun
+    finds the marker and skips it."""
     if not (dest / EXTRACTED).exists():
         tmp = dest.with_name(dest.name + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
-        with zipfile.ZipFile(zpath) as z:
-            bad = z.testzip()
-            if bad is not None:
-                raise ConversionError(f"{zpath}: member {bad!r} is corrupt")
-            z.extractall(tmp)
+        try:
+            with zipfile.ZipFile(zpath) as z:
+                check_expansion(zpath, z, dest)
+                bad = z.testzip()
+                if bad is not None:
+                    raise ConversionError(f"{zpath}: member {bad!r} is corrupt")
+                z.extractall(tmp)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
         shutil.rmtree(dest, ignore_errors=True)
         os.replace(tmp, dest)
         (dest / EXTRACTED).write_text(str(zpath))
