@@ -19,7 +19,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import torch
 from bench_extract import make_videos
 
 from phyprobe.features.extract import extract_all, extract_features
