@@ -197,7 +197,7 @@ def test_bad_inputs_end_in_one_line_naming_the_file(tmp_path, clip, capsys):
         capsys, ["leaderboard", str(tmp_path / "nope"), *out, "--scores", f"x={bad}"]
     )
     good = _scores(tmp_path / "good.csv", {"a/p1": 0.1, "b/p1": 0.2})
-    assert "not a leaderboard.json" in _error(
+    assert "not a baseline leaderboard.json" in _error(
         capsys, ["leaderboard", str(root), *out, "--scores", f"x={good}", "--baseline", str(good)]
     )
 
@@ -234,3 +234,64 @@ def test_generators_in_different_encodings_are_named_in_a_warning(tmp_path, clip
     assert cli([*argv[:3], str(tmp_path / "out2"), *argv[4:]]) == 0
     assert "warning" not in capsys.readouterr().err
     assert not json.loads((tmp_path / "out2" / "leaderboard.json").read_text())["encodings"]["mixed"]
+
+
+def _tampered(base: dict, case: str) -> str:
+    """A baseline leaderboard.json changed by hand as ``case`` says."""
+    import copy
+
+    d = copy.deepcopy(base)
+    per_prompt = d["evaluators"]["x"]["per_prompt"]
+    if case == "a score as a string":
+        per_prompt["a"]["p1"] = str(per_prompt["a"]["p1"])
+    elif case == "a score past any statistic's range":
+        per_prompt["a"]["p1"] = -1e308
+    elif case == "per_prompt a list":
+        d["evaluators"]["x"]["per_prompt"] = [1, 2]
+    elif case == "an evaluator a string":
+        d["evaluators"]["x"] = "ext"
+    text = json.dumps(d)
+    if case == "NaN":
+        text = json.dumps(d).replace(json.dumps(per_prompt["a"]["p1"]), "NaN", 1)
+    if case == "nested 100,000 deep":
+        text = "[" * 100_000 + "]" * 100_000
+    return text
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "a score as a string",
+        "a score past any statistic's range",
+        "per_prompt a list",
+        "an evaluator a string",
+        "NaN",
+        "nested 100,000 deep",
+    ],
+)
+def test_a_tampered_baseline_is_one_line_naming_the_file(tmp_path, clip, capsys, case):
+    root = _folder(tmp_path / "g", clip, {"a": ["p1", "p2"], "b": ["p1", "p2"]})
+    scores = _scores(tmp_path / "s.csv", {"a/p1": 0.1, "a/p2": 0.2, "b/p1": 0.3, "b/p2": 0.4})
+    assert cli(["leaderboard", str(root), "--out", str(tmp_path / "base"), "--scores", f"x={scores}"]) == 0
+    base = json.loads((tmp_path / "base" / "leaderboard.json").read_text())
+    bad = tmp_path / "bad.json"
+    bad.write_text(_tampered(base, case))
+    argv = ["leaderboard", str(root), "--out", str(tmp_path / "out"), "--scores", f"x={scores}", "--baseline"]
+    assert f"{bad}: " in _error(capsys, [*argv, str(bad)])
+    assert "/dev/zero: not a regular file" in _error(capsys, [*argv, "/dev/zero"])
+
+
+def test_judge_scores_and_csv_scores_past_the_statistics_range_are_refused(tmp_path, clip, capsys):
+    root = _folder(tmp_path / "g", clip, {"a": ["p1"], "b": ["p1"]})
+    out = ["--out", str(tmp_path / "out")]
+    judged = tmp_path / "judge"
+    judged.mkdir()
+    (judged / "judgements.jsonl").write_text(
+        json.dumps({"id": "a/p1", "score": float("inf")}) + "\n" + json.dumps({"id": "b/p1", "score": 3.0}) + "\n"
+    )
+    err = _error(capsys, ["leaderboard", str(root), *out, "--judge", str(judged)])
+    assert f"{judged / 'judgements.jsonl'}:1: score: inf is not a finite number" in err
+    huge = _scores(tmp_path / "huge.csv", {"a/p1": 1e308, "b/p1": 0.5})
+    assert f"{huge}:2: score '1e+308' is not a finite number" in _error(
+        capsys, ["leaderboard", str(root), *out, "--scores", f"x={huge}"]
+    )

@@ -283,6 +283,32 @@ def test_a_bad_seed_file_is_one_line_naming_file_line_and_field(tmp_path, capsys
         load_seeds(bad)
 
 
+@pytest.mark.parametrize(
+    "name, text, reason",
+    [
+        (
+            "laughs.yaml",
+            "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
+            + "".join(f"{c}: &{c} [{', '.join([f'*{p}'] * 9)}]\n" for p, c in zip("abcdefg", "bcdefgh"))
+            + "paradigms: [*h]\n",
+            r"laughs.yaml:2: not valid YAML \(aliases \(\*name\) are not allowed in a seed file\)",
+        ),
+        (
+            "deep.yaml",
+            "paradigms: " + "[" * 100_000 + "]" * 100_000,
+            r"deep.yaml: not valid YAML here \(nested too deeply\)",
+        ),
+        ("deep.json", "[" * 100_000 + "]" * 100_000, r"deep.json: not valid JSON here \(nested too deeply\)"),
+        ("nan.json", '[{"name": NaN}]', r"nan.json: not valid JSON here \(NaN is not a number JSON allows\)"),
+    ],
+)
+def test_seed_files_that_expand_nest_or_hold_nan_are_refused_in_one_line(tmp_path, name, text, reason):
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(SeedError, match=reason):
+        load_seeds(path)
+
+
 def test_outputs_never_go_over_a_file_this_command_did_not_write(tmp_path, capsys):
     seeds = write_script_seeds(tmp_path / "s.yaml", ["clean"])
     out = tmp_path / "suite.jsonl"

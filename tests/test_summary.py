@@ -69,3 +69,22 @@ def test_summarize_aggregates_seeds_and_reads_margins(tmp_path, capsys):
     assert "0.200 ± 0.100 (0.100, 0.300) n=3" in md  # margin
     assert "0.500 ± 0.000 (0.500, 0.500) n=1" in md  # a single-seed arm
     capsys.readouterr()
+
+
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ('{"benchmarks": {"world_test": {"x": {"value": NaN}}}}', "NaN is not a number JSON allows"),
+        ("[1, 2]", "no 'benchmarks' object"),
+    ],
+)
+def test_a_broken_metrics_file_is_one_line_naming_it(tmp_path, capsys, text, reason):
+    fake_run(tmp_path, "0", ["experiment=full"], 0.8)
+    bad = fake_run(tmp_path, "1", ["experiment=no_rank"], 0.6) / "metrics.json"
+    bad.write_text(text)
+    with pytest.raises(SystemExit) as e:
+        main(["summarize", str(tmp_path)])
+    err = capsys.readouterr().err.strip()
+    assert e.value.code == 2 and err.startswith(f"phyprobe: error: {bad}: ") and reason in err, err
+    assert not (tmp_path / "summary.csv").exists()

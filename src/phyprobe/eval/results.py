@@ -11,10 +11,11 @@ columns empty.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
+
+from ..io.json_input import BadJsonInput, load_json_input
 
 FIGURE = "same_scene_accuracy_severity_ge_0.5"
 COLUMNS = [
@@ -41,7 +42,10 @@ BASELINE_COLUMNS = {"motion": "", "geophys": "geophys_"}
 
 
 def _read(path: Path) -> dict:
-    return json.loads(path.read_text(encoding="utf-8"))
+    d = load_json_input(path, path.name)
+    if not isinstance(d, dict):
+        raise BadJsonInput(f"{path}: expected a JSON object")
+    return d
 
 
 def _seed_and_build(run: Path) -> tuple[int | None, str | None, Path | None]:

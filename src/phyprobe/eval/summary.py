@@ -11,13 +11,13 @@ A run's margins over its baselines (``metrics.json`` → ``margins``) are figure
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import pandas as pd
 import yaml
 
+from ..io.json_input import BadJsonInput, load_json_input
 from .report import ablation_bars, summary_table
 
 DEFAULT_FIGURES = (
@@ -52,8 +52,11 @@ def collect(sweep_dir: str | Path) -> pd.DataFrame:
         raise FileNotFoundError(f"{sweep_dir}: no finished runs (no metrics.json beside a run_info.json)")
     results = {}
     for name, r in zip(run_names(runs), runs):
-        m = json.loads((r / "metrics.json").read_text())
-        results[name] = {**m["benchmarks"], **({"margins": m["margins"]} if m.get("margins") else {})}
+        m = load_json_input(r / "metrics.json", "run's metrics.json")
+        if not isinstance(m, dict) or not isinstance(m.get("benchmarks"), dict):
+            raise BadJsonInput(f"{r / 'metrics.json'}: not a train.py run's metrics (no 'benchmarks' object)")
+        margins = m.get("margins") if isinstance(m.get("margins"), dict) else None
+        results[name] = {**m["benchmarks"], **({"margins": margins} if margins else {})}
     return summary_table(results)
 
 

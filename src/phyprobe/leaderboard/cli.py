@@ -14,7 +14,6 @@ excludes 0: a gate for CI.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
@@ -135,16 +134,27 @@ def _baseline(arg: str, board: dict) -> tuple[dict, dict]:
             },
         }
         return current, {**board, "entry_map": entry_map}
-    path = Path(arg)
-    try:
-        base = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such baseline leaderboard") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise UserError(f"{path}: not a leaderboard.json ({e})") from None
+    return board, read_baseline(Path(arg))
+
+
+def read_baseline(path: Path) -> dict:
+    """A baseline ``leaderboard.json``, checked in what the gate reads of it: ``evaluators`` mapping each name to a
+    ``per_prompt`` table of entry -> prompt -> a finite number; one line naming the file and the field otherwise."""
+    from ..io.json_input import BadJsonInput, finite_number, load_json_input
+
+    base = load_json_input(path, "baseline leaderboard.json")
     if not isinstance(base, dict) or not isinstance(base.get("evaluators"), dict):
-        raise UserError(f"{path}: not a leaderboard.json (no 'evaluators')")
-    return board, base
+        raise BadJsonInput(f"{path}: not a leaderboard.json (no 'evaluators' object)")
+    for name, ev in base["evaluators"].items():
+        where = f"{path}: evaluators.{name}"
+        if not isinstance(ev, dict) or not isinstance(ev.get("per_prompt"), dict):
+            raise BadJsonInput(f"{where}: expected an object with a 'per_prompt' object")
+        for entry, scores in ev["per_prompt"].items():
+            if not isinstance(scores, dict):
+                raise BadJsonInput(f"{where}.per_prompt.{entry}: expected an object of prompt -> score")
+            for prompt, value in scores.items():
+                finite_number(value, f"{where}.per_prompt.{entry}.{prompt}")
+    return base
 
 
 def _run(args) -> int:

@@ -28,6 +28,7 @@ import pandas as pd
 
 from ..data.manifest import read_jsonl_objects
 from ..errors import UserError
+from ..io.json_input import MAX_ABS, finite_number, load_json_input
 from .generations import GenerationsError
 
 
@@ -271,14 +272,16 @@ def judge_columns(path: str | os.PathLike, gens: pd.DataFrame, dimensions: bool 
         if rec.get("score") is None:
             failed[vid] = "; ".join(x.get("kind", "failed") for x in rec.get("failures", [])) or "no score"
             continue
-        headline[vid] = float(rec["score"])
+        headline[vid] = finite_number(rec["score"], f"{file}:{line}: score")
         for d, v in (rec.get("dimensions") or {}).items():
             if isinstance(v, dict) and isinstance(v.get("score"), (int, float)) and math.isfinite(v["score"]):
                 dims.setdefault(d, {})[vid] = float(v["score"])
     if not headline and not failed:
         raise GenerationsError(f"{file}: no judgements in this file")
     summary_file = file.parent / "judge_summary.json"
-    summary = json.loads(summary_file.read_text()) if summary_file.is_file() else {}
+    summary = load_json_input(summary_file, "judge_summary.json") if summary_file.is_file() else {}
+    if not isinstance(summary, dict):
+        raise GenerationsError(f"{summary_file}: expected a JSON object")
     name = str(summary.get("judge") or judge or file.parent.name)
     c = summary.get("cost") or {}
     cost = {"seconds_per_video": c.get("seconds_per_video"), "calls_per_video": c.get("calls_per_video")}
@@ -309,8 +312,10 @@ def csv_column(name: str, path: str | os.PathLike, gens: pd.DataFrame, higher_is
                     v = float(row[field_])
                 except ValueError:
                     raise GenerationsError(f"{path}:{i}: score {row[field_]!r} is not a number") from None
-                if not math.isfinite(v):
-                    raise GenerationsError(f"{path}:{i}: score {row[field_]!r} is not finite")
+                if not math.isfinite(v) or abs(v) > MAX_ABS:
+                    raise GenerationsError(
+                        f"{path}:{i}: score {row[field_]!r} is not a finite number of magnitude at most {MAX_ABS:g}"
+                    )
                 if vid in scores:
                     raise GenerationsError(f"{path}:{i}: a second score for {vid!r}")
                 scores[vid] = v

@@ -18,13 +18,15 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import yaml
 
-from ..errors import UserError
+from ..errors import UserError, json_error_reason
+from ..io.json_input import reject_constant
 
 SVBENCH_KEYS = (
     "number",
@@ -158,10 +160,29 @@ def paradigm_from(obj, where: str, svbench: bool, source: str) -> Paradigm:
     return Paradigm(**out)
 
 
+MAX_SEED_BYTES = 64 * 2**20  # a seed file past this is refused rather than read
+
+
+class _SeedLoader(yaml.SafeLoader):
+    """YAML without aliases: ``*name`` references let a few lines expand into billions of nodes for whatever walks
+    them (the "billion laughs"), and a seed file has no use for them."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
+            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed in a seed file", mark)
+        return super().compose_node(parent, index)
+
+
 def load_seeds(path: str | os.PathLike) -> list[Paradigm]:
     """The paradigms of one seed file: YAML (this project's format) or SVBench's ``seed_experiments.json``."""
     path = Path(path)
     try:
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode):
+            raise SeedError(f"{path}: not a regular file; expected a seed file")
+        if st.st_size > MAX_SEED_BYTES:
+            raise SeedError(f"{path}: {st.st_size} bytes, more than a seed file may have ({MAX_SEED_BYTES})")
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise SeedError(f"{path}: no such seed file") from None
@@ -171,16 +192,20 @@ def load_seeds(path: str | os.PathLike) -> list[Paradigm]:
     lines: list[int] = []
     if svbench:
         try:
-            data = json.loads(text)
+            data = json.loads(text, parse_constant=reject_constant)
         except json.JSONDecodeError as e:
             raise SeedError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from None
+        except (ValueError, RecursionError) as e:
+            raise SeedError(f"{path}: {json_error_reason(e)}") from None
     else:
         try:
-            data = yaml.safe_load(text)
+            data = yaml.load(text, Loader=_SeedLoader)
         except yaml.YAMLError as e:
             mark = getattr(e, "problem_mark", None)
             at = f":{mark.line + 1}" if mark is not None else ""
             raise SeedError(f"{path}{at}: not valid YAML ({getattr(e, 'problem', None) or e})") from None
+        except RecursionError:
+            raise SeedError(f"{path}: not valid YAML here (nested too deeply)") from None
         lines = _paradigm_lines(text)
     items = data.get("paradigms") if isinstance(data, Mapping) else data
     if not isinstance(items, list) or not items:
