@@ -186,3 +186,16 @@ def test_runs_on_other_benchmarks_or_manifests_or_files_missing_end_in_one_line(
     (twice / "scores.csv").write_text("\n".join([rows[0], *rows[1:], *rows[1:]]) + "\n")
     with pytest.raises(UserError, match=r"twice/scores.csv: video '.*' is scored more than once"):
         paired_accuracy([runs["oracle"], twice])
+
+
+def test_a_run_whose_scores_changed_after_it_was_evaluated_is_refused(runs, tmp_path):
+    """The oracle's scores negated in its scores.csv after eval.py recorded its figures: the paired test would rank
+    it by the new scores and the table by the old, so it is refused, naming the file and the two figures."""
+    negated = tmp_path / "negated"
+    shutil.copytree(runs["oracle"], negated)
+    s = pd.read_csv(negated / "scores.csv")
+    s["raw_score"] = -s["raw_score"]
+    s.to_csv(negated / "scores.csv", index=False)
+    with pytest.raises(UserError, match=r"negated/scores.csv: gives 0\.\d+ for world\.same_scene_accuracy.*records"):
+        paired_accuracy([runs["random"], negated], n_boot=10)
+    paired_accuracy([runs["random"], runs["oracle"]], n_boot=10)  # the same run as evaluated passes

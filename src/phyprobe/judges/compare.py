@@ -28,6 +28,7 @@ from ..errors import InvalidOption, MissingInput
 from ..eval.metrics import pair_credit
 from ..eval.paired import paired_statistics
 from ..eval.protocols import TWIN_KEYS, Benchmark, flatten_metrics, load_benchmark, violated_twin_pairs
+from ..io.json_input import load_json_input
 
 COST_ROWS = (
     ("cost: model calls / video", "calls_per_video"),
@@ -79,10 +80,9 @@ def _read_metrics(run_dir: str | os.PathLike) -> dict:
     path = Path(run_dir) / "metrics.json"
     if not path.is_file():
         raise MissingInput(f"{path}: not there (is {run_dir} an eval.py output directory?)")
-    try:
-        m = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise InvalidOption(f"{path}: not JSON ({e})") from None
+    m = load_json_input(path, "metrics.json")
+    if not isinstance(m, dict):
+        raise InvalidOption(f"{path}: not an eval.py run's metrics (not a JSON object)")
     if "benchmarks" in m and "benchmark" not in m:
         raise InvalidOption(
             f"{path}: a train.py run (figures of several benchmarks on its own data); evaluate it on one "
@@ -222,10 +222,9 @@ def _run_benchmark(run_dir: Path, name: str) -> Benchmark:
     path = run_dir / "run_info.json"
     if not path.is_file():
         raise MissingInput(f"{path}: not there; it records the benchmark's manifest the run read (eval.py writes it)")
-    try:
-        cfg = json.loads(path.read_text(encoding="utf-8")).get("config", {}).get("benchmark")
-    except json.JSONDecodeError as e:
-        raise InvalidOption(f"{path}: not JSON ({e})") from None
+    info = load_json_input(path, "run_info.json")
+    cfg = info.get("config") if isinstance(info, dict) else None
+    cfg = cfg.get("benchmark") if isinstance(cfg, dict) else None
     if not isinstance(cfg, dict):
         raise InvalidOption(f"{path}: no config.benchmark (not an eval.py run?)")
     return load_benchmark({**cfg, "name": name}, root=_manifest_root(cfg.get("manifest")))
@@ -246,6 +245,27 @@ def _same_benchmark(run_dirs: Sequence[Path], benches: list[Benchmark]) -> None:
                 f"runs are on different benchmarks or manifests ({field}: "
                 + "; ".join(f"{d}: {v}" for d, v in zip(run_dirs, values))
                 + "): compare runs of one benchmark on one manifest"
+            )
+
+
+def _check_recorded(run_dir: Path, metrics: dict, scores: dict[str, float], figures: list[PairFigure]) -> None:
+    """Refuse a run whose ``scores.csv`` no longer gives the pairwise accuracy its ``metrics.json`` recorded (scores
+    edited, negated or swapped after the run), on every figure whose pairs it recorded in full: the paired test
+    would rank one evaluator by one set of scores and the table by another."""
+    recorded = flatten_metrics(metrics["results"])
+    for fig in figures:
+        leaf = recorded.get(fig.name)
+        has = np.array([a in scores and b in scores for a, b in zip(fig.a, fig.b)], dtype=bool)
+        if not isinstance(leaf, dict) or leaf.get("value") is None or leaf.get("n") != int(has.sum()) or not has.any():
+            continue  # not recorded, or on other pairs than this run's scores give: nothing to hold it to
+        a, b = fig.a[has], fig.b[has]
+        got = float(
+            np.mean(pair_credit([scores[v] for v in a], [scores[v] for v in b], fig.label[has], fig.tie_credit))
+        )
+        if abs(got - float(leaf["value"])) > 1e-6:
+            raise InvalidOption(
+                f"{run_dir / 'scores.csv'}: gives {got:.4f} for {fig.name}, but the run's metrics.json records "
+                f"{float(leaf['value']):.4f}: the scores changed after the run; evaluate it again"
             )
 
 
@@ -298,6 +318,8 @@ def paired_accuracy(
     names = _columns(metrics, dirs)
     rows, notes = [], []
     figures = pair_figures(bench, manifest)
+    for d, m, s in zip(dirs, metrics, scores):
+        _check_recorded(d, m, s, figures)
     if not figures:
         notes.append(f"benchmark {bench.name!r} ({', '.join(bench.protocols)}) has no pairwise-accuracy figure")
     for fig in figures:
