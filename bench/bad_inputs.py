@@ -9,7 +9,10 @@ command that takes it, one table per class of input and the totals:
 - scorer: broken and tampered scorer directories (bad JSON, absurd sizes, a pickle, paths leading out);
 - training: non-finite or absurd labels and weights, deep nesting, no informative pair, a diverging head;
 - service: bad requests to phyprobe serve (NUL bytes, not a video, malformed JSON, oversized bodies);
-- judge: phyprobe judge run against a hostile server (401/403, malformed retry-after, an echoed key, none scored).
+- judge: phyprobe judge run against a hostile server (401/403, malformed retry-after, an echoed key, none scored);
+- inputs: files handed to leaderboard, suite build, summarize and data prepare, tampered (baselines with strings,
+  NaN or 1e308, /dev/zero, deep nesting; judge and CSV scores past the statistics' range; a billion-laughs seed; a
+  zip bomb).
 
 A run is clean when the input was used correctly or refused with a non-zero exit and one line naming the file and
 the reason; the others are counted as tracebacks (or hangs), wrong answers with exit 0 (and other wrong answers:
@@ -39,7 +42,9 @@ from phyprobe.eval.bench_record import BENCHMARKS_CSV, version_label
 from phyprobe.testing import bad_inputs as bi
 
 RESULTS = BENCHMARKS_CSV.with_name("bad_inputs.csv")
-CLASSES = ("video", "format", "batch", "out", "manifest", "csv", "options", "scorer", "training", "service", "judge")
+CLASSES = (
+    "video", "format", "batch", "out", "manifest", "csv", "options", "scorer", "training", "service", "judge", "inputs",
+)  # fmt: skip
 
 
 def run_all(root: Path, quick: bool) -> tuple[list[bi.Outcome], dict[str, float]]:
@@ -57,6 +62,7 @@ def run_all(root: Path, quick: bool) -> tuple[list[bi.Outcome], dict[str, float]
         "training": lambda: bi.training_runs(s),
         "service": lambda: bi.service_runs(s),
         "judge": lambda: bi.judge_runs(s),
+        "inputs": lambda: bi.input_runs(s),
     }
     results, seconds = [], {}
     for cls in CLASSES:

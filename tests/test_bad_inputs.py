@@ -400,6 +400,7 @@ def test_a_sample_of_each_class_is_clean(setting, corpus):
     _all_clean(bi.training_runs(setting, {"every label 0.5 (no informative pair)", "metadata nested 100000 deep"}), 2)
     _all_clean(bi.service_runs(setting, {"JSON path with a NUL byte", "upload over the size limit (chunked)"}), 2)
     _all_clean(bi.judge_runs(setting, {"401 for the API key", "replies nesting deeply or with a 5000-digit score"}), 2)
+    _all_clean(bi.input_runs(setting), len(bi.input_cases(setting.root / "count", setting.good)))
 
 
 def test_json_past_the_readers_limits_is_a_users_error_everywhere(tmp_path, toy_manifest):

@@ -70,7 +70,7 @@ def test_the_published_count_and_videos_not_downloaded(tmp_path, capsys):
     assert prepare(root, tmp_path / "o1") == 1  # 150 pairs as published
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and err.startswith(
-        f"error: {root / P.JSON_NAME}: expected 150 pairs as published, found {N}"
+        f"phyprobe: error: {root / P.JSON_NAME}: expected 150 pairs as published, found {N}"
     )
 
     full_json = P.write(tmp_path / "partial", records=150)  # the JSON in full, 3 scenarios' videos downloaded
@@ -86,14 +86,14 @@ def test_a_layout_that_is_not_the_release_is_one_line(tmp_path, capsys):
     (videos_only / P.JSON_NAME).unlink()
     assert prepare(videos_only, tmp_path / "o1", "--no-check-counts") == 1
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and err.startswith(f"error: {videos_only}: no ImplausiBench MCQA JSON found")
+    assert "\n" not in err and err.startswith(f"phyprobe: error: {videos_only}: no ImplausiBench MCQA JSON found")
 
     json_only = tmp_path / "json_only"  # the JSON without the videos
     json_only.mkdir()
     (json_only / P.JSON_NAME).write_text(json.dumps([P.record("a", i) for i in range(N)], indent=4))
     assert prepare(json_only, tmp_path / "o2", "--no-check-counts") == 1
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and err.startswith("error: implausibench: no video was found on disk")
+    assert "\n" not in err and err.startswith("phyprobe: error: implausibench: no video was found on disk")
 
     no_key = P.write(tmp_path / "no_key")
     recs = json.loads((no_key / P.JSON_NAME).read_text())
@@ -101,7 +101,7 @@ def test_a_layout_that_is_not_the_release_is_one_line(tmp_path, capsys):
     (no_key / P.JSON_NAME).write_text(json.dumps(recs, indent=4))
     assert prepare(no_key, tmp_path / "o3", "--no-check-counts") == 1
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and err.startswith(f"error: {no_key / P.JSON_NAME}: row 1, field 'real_video'")
+    assert "\n" not in err and err.startswith(f"phyprobe: error: {no_key / P.JSON_NAME}: row 1, field 'real_video'")
 
 
 def test_converted_sets_train_at_toy_size_and_evaluate_with_the_implausibench_protocol(tmp_path):

@@ -56,7 +56,7 @@ def test_check_bad_input_is_one_line_naming_the_file(tmp_path, capsys):
     (root / "train" / "train-00000-of-00001.parquet").write_bytes(b"not parquet")
     assert check(root) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("error:") and "train-00000-of-00001.parquet" in err[0]
+    assert len(err) == 1 and err[0].startswith("phyprobe: error:") and "train-00000-of-00001.parquet" in err[0]
 
 
 def test_training_pairs_need_a_stated_and_consistent_code_direction(tmp_path, capsys):

@@ -85,7 +85,7 @@ def test_one_split_downloaded_and_the_published_test_count(tmp_path, capsys):
     assert set(m.videos["split"]) == {"test"} and len(m.videos) == CAPTIONS * 4
     assert prepare(root, tmp_path / "out2") == 1  # the test CSV holds 3,397 rows as published
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and err.startswith(f"error: {root / 'videophy2_test' / P.TEST_CSV}: expected 3397 rows")
+    assert "\n" not in err and err.startswith(f"phyprobe: error: {root / 'videophy2_test' / P.TEST_CSV}: expected 3397 rows")
     assert "--no-check-counts" in err
 
 
@@ -95,19 +95,19 @@ def test_a_layout_that_is_not_the_release_is_one_line(tmp_path, capsys):
     (upsampled / "prompt-upsampled-test.csv").write_text("caption,upsampled_caption\na,b\n")
     assert prepare(upsampled, tmp_path / "o1", "--no-check-counts") == 1
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and err.startswith(f"error: {upsampled}: neither ['videophy2_training.csv'")
+    assert "\n" not in err and err.startswith(f"phyprobe: error: {upsampled}: neither ['videophy2_training.csv'")
 
     no_pc = P.write(tmp_path / "no_pc", splits=("test",))
     csv = no_pc / "videophy2_test" / P.TEST_CSV
     csv.write_bytes(csv.read_bytes().replace(b",pc,", b",physical_commonsense,", 1))
     assert prepare(no_pc, tmp_path / "o2", "--no-check-counts") == 1
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and err.startswith(f"error: {csv}: missing column(s) ['pc']")
+    assert "\n" not in err and err.startswith(f"phyprobe: error: {csv}: missing column(s) ['pc']")
 
     no_videos = P.write(tmp_path / "no_videos", splits=("test",), videos=tmp_path / "elsewhere")
     assert prepare(no_videos, tmp_path / "o3", "--no-check-counts") == 1  # videos not downloaded, not pointed at
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and err.startswith("error: videophy2: no video was found on disk")
+    assert "\n" not in err and err.startswith("phyprobe: error: videophy2: no video was found on disk")
 
 
 def test_train_split_trains_at_toy_size_and_the_test_split_evaluates(tmp_path):

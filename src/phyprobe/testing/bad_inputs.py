@@ -13,6 +13,7 @@ import contextlib
 import io
 import json
 import logging
+import math
 import os
 import re
 import traceback
@@ -1853,3 +1854,116 @@ def _judge_outcome(name: str, ran: Ran, requests: int, d: Path, base_url: str) -
     if name.startswith("replies nesting"):
         return "clean" if ran.code == 1 and "2 of 3 videos have no score" in ran.err else "wrong answer"
     return "clean" if ran.code == 2 and "2 of 2 videos have no score" in ran.err else "wrong answer"
+
+
+# --- files handed to a command: baselines, judge folders, score CSVs, seed files, runs, archives ------------------------
+
+
+def _generations(root: Path, good: Path) -> tuple[Path, Path]:
+    """Two generators of two prompts (copies of one real mp4) and a ``video,score`` CSV for them."""
+    import shutil
+
+    for gen in ("a", "b"):
+        for p in ("p1", "p2"):
+            (root / "g" / gen).mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(good, root / "g" / gen / f"{p}.mp4")
+    scores = root / "scores.csv"
+    scores.write_text("video,score\na/p1,0.1\na/p2,0.2\nb/p1,0.3\nb/p2,0.4\n")
+    return root / "g", scores
+
+
+def input_cases(root: Path, good: Path) -> list[Case]:
+    """Files a user hands ``leaderboard``, ``suite build``, ``summarize`` and ``data prepare``, broken or tampered:
+    each must be refused in one line naming it (``extra["argv"]``: the command; ``path``: the file named)."""
+    import copy
+    import zipfile
+
+    root.mkdir(parents=True, exist_ok=True)
+    gens, scores = _generations(root, good)
+    board = ["leaderboard", gens, "--out", root / "board", "--scores", f"x={scores}"]
+    base = {"evaluators": {"x": {"per_prompt": {"a": {"p1": 0.1, "p2": 0.2}, "b": {"p1": 0.3, "p2": 0.4}}}}}
+    cases = []
+
+    def baseline(name: str, text: str, reason: str) -> None:
+        path = root / f"baseline_{len(cases)}.json"
+        path.write_text(text)
+        cases.append(Case(name, path, "error", reason, {"argv": [*board, "--baseline", path]}))
+
+    def tampered(fn) -> str:
+        d = copy.deepcopy(base)
+        fn(d["evaluators"]["x"])
+        return json.dumps(d)
+
+    baseline(
+        "--baseline: a score as a string", tampered(lambda e: e["per_prompt"]["a"].update(p1="0.1")), "not a number"
+    )
+    baseline("--baseline: a score of -1e308", tampered(lambda e: e["per_prompt"]["a"].update(p1=-1e308)), "finite")
+    baseline("--baseline: NaN", json.dumps(base).replace("0.1", "NaN", 1), "NaN is not a number")
+    baseline("--baseline: per_prompt a list", tampered(lambda e: e.update(per_prompt=[1, 2])), "per_prompt")
+    baseline("--baseline: nested 100,000 deep", "[" * 100_000 + "]" * 100_000, "nested too deeply")
+    cases.append(
+        Case("--baseline /dev/zero", Path("/dev/zero"), "error", "not a regular file",
+             {"argv": [*board, "--baseline", "/dev/zero"]})
+    )  # fmt: skip
+    judged = root / "judge"
+    judged.mkdir(exist_ok=True)
+    rows = [{"id": "a/p1", "score": math.inf}, {"id": "b/p1", "score": 3.0}]
+    (judged / "judgements.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    cases.append(
+        Case("--judge: an infinite score", judged / "judgements.jsonl", "error", "not a finite number",
+             {"argv": ["leaderboard", gens, "--out", root / "board", "--judge", judged]})
+    )  # fmt: skip
+    huge = root / "huge.csv"
+    huge.write_text("video,score\na/p1,1e308\na/p2,0.2\nb/p1,0.3\nb/p2,0.4\n")
+    cases.append(
+        Case("--scores: a finite 1e308", huge, "error", "not a finite number",
+             {"argv": ["leaderboard", gens, "--out", root / "board", "--scores", f"x={huge}"]})
+    )  # fmt: skip
+    laughs = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+        f"{c}: &{c} [{', '.join([f'*{p}'] * 9)}]\n" for p, c in zip("abcdefg", "bcdefgh")
+    )
+    seeds = {
+        "seed YAML: a billion laughs": ("laughs.yaml", laughs + "paradigms: [*h]\n", "aliases"),
+        "seed YAML: nested 100,000 deep": ("deep.yaml", "paradigms: " + "[" * 100_000 + "]" * 100_000, "too deeply"),
+        "SVBench seed JSON: nested 100,000 deep": ("deep.json", "[" * 100_000 + "]" * 100_000, "too deeply"),
+    }
+    for name, (file, text, reason) in seeds.items():
+        (root / file).write_text(text)
+        argv = ["suite", "build", root / file, "--out", root / f"{file}.suite.jsonl"]
+        cases.append(Case(name, root / file, "error", reason, {"argv": argv}))
+    runs = root / "runs"
+    for i, text in enumerate(['{"benchmarks": {}}', "[" * 100_000 + "]" * 100_000]):
+        (runs / str(i)).mkdir(parents=True, exist_ok=True)
+        (runs / str(i) / "run_info.json").write_text("{}")
+        (runs / str(i) / "metrics.json").write_text(text)
+    cases.append(
+        Case("summarize: a metrics.json nested 100,000 deep", runs / "1" / "metrics.json", "error", "too deeply",
+             {"argv": ["summarize", runs]})
+    )  # fmt: skip
+    bomb = root / "bomb"
+    bomb.mkdir(exist_ok=True)
+    with zipfile.ZipFile(bomb / "PID_Test_split.zip", "w", zipfile.ZIP_DEFLATED) as z:
+        with z.open("PID_test/pos/a_real_0.mp4", "w") as f:
+            for _ in range(64):
+                f.write(bytes(1 << 20))
+    cases.append(
+        Case("data prepare: a zip expanding 1000-fold", bomb / "PID_Test_split.zip", "error", "times the archive",
+             {"argv": ["data", "prepare", "pid", "--root", bomb, "--out", root / "pid_out"], "left": root / "pid_out",
+              "code": 1})  # data prepare's exit code for a published file it cannot convert
+    )  # fmt: skip
+    return cases
+
+
+def input_runs(s: Setting, names=None) -> list[Outcome]:
+    """Each :func:`input_cases` file through its command: exit 2, one line naming the file, nothing written where the
+    command would write (an archive's extraction included), the file unchanged."""
+    out = []
+    for c in _wanted(input_cases(s.root / "inputs", s.good), names):
+        before = fingerprint([c.path] if c.path.is_file() else [])
+        ran = cli(c.extra["argv"], 120)
+        outcome = one_line_refusal(ran, c.path, c.reason, c.extra.get("code", 2))
+        if "left" in c.extra and c.extra["left"].exists():
+            outcome = "wrong answer"  # an archive refused must leave nothing behind
+        command = "phyprobe " + " ".join(str(a) for a in c.extra["argv"][:2] if not str(a).startswith("/"))
+        out.append(Outcome("inputs", command, c.name, outcome, ran.code, altered(before), ran.err[-500:]))
+    return out

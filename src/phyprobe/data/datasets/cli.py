@@ -7,6 +7,8 @@ import os
 import sys
 from pathlib import Path
 
+from ...errors import user_error_line
+
 STRING_OPTIONS = ("coherence_votes", "annotation_codes", "standard_answer")  # direction options, taken as written
 
 
@@ -97,7 +99,7 @@ def _prepare(args) -> int:
     try:
         out = prepare(args.name, args.root, args.out, check_counts=not args.no_check_counts, **opts)
     except (ConversionError, FileNotFoundError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(user_error_line(e), file=sys.stderr)
         return 1
     m = Manifest.load(out)
     print(
@@ -117,7 +119,9 @@ def _check(args) -> int:
     from . import ConversionError
 
     if args.name not in CHECKS:
-        print(f"error: no direction check for {args.name!r}; checks exist for {sorted(CHECKS)}", file=sys.stderr)
+        print(
+            user_error_line(f"no direction check for {args.name!r}; checks exist for {sorted(CHECKS)}"), file=sys.stderr
+        )
         return 2
     opts = dict(split_sets(args.set))
     if args.magnitudes:
@@ -126,10 +130,10 @@ def _check(args) -> int:
     try:
         res = check(Path(args.root), **opts)
     except TypeError as e:
-        print(f"error: {args.name}: {e}", file=sys.stderr)
+        print(user_error_line(f"{args.name}: {e}"), file=sys.stderr)
         return 2
     except (ConversionError, FileNotFoundError, ValueError, OSError) as e:
-        print(f"error: {' '.join(str(e).split())}", file=sys.stderr)
+        print(user_error_line(e), file=sys.stderr)
         return 2
     print("\n".join(res.lines()))
     return 1 if res.verdict == "inverted" else 0
@@ -171,7 +175,7 @@ def _index(args) -> int:
     part = "" if share is None else f" (share {share[0]}/{share[1]})"
     print(f"{manifest.root}: {done} videos indexed now, {total - done} already{part}; unreadable: {len(errors)}")
     for r in errors:
-        print(f"error: {r['path']}: {r['error']}", file=sys.stderr)
+        print(user_error_line(f"{r['path']}: {r['error']}"), file=sys.stderr)
     return 1 if errors else 0
 
 
@@ -182,7 +186,7 @@ def _leakage(args) -> int:
     try:
         found = check_leakage(Manifest.load(args.manifest), args.benchmark, allow=args.allow, cache_dir=args.cache)
     except LeakageError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(user_error_line(e), file=sys.stderr)
         return 1
     print(f"no disallowed overlap ({len(found)} allowed)")
     return 0
