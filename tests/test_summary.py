@@ -37,9 +37,15 @@ def test_summarize_writes_table_and_plot(tmp_path, capsys):
     assert "2 runs" in capsys.readouterr().out
 
 
-def test_summarize_without_runs_is_a_clear_error(tmp_path):
-    with pytest.raises(FileNotFoundError, match="no finished runs"):
+def test_summarize_without_runs_is_a_clear_error(tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
         main(["summarize", str(tmp_path)])
+    err = capsys.readouterr().err.strip()
+    assert (
+        e.value.code == 2
+        and err == f"phyprobe: error: {tmp_path}: no finished runs (no metrics.json beside a run_info.json)"
+    )
+    assert list(tmp_path.iterdir()) == []  # nothing written
 
 
 def test_summarize_aggregates_seeds_and_reads_margins(tmp_path, capsys):

@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from ..errors import MissingInput
 from ..io.json_input import BadJsonInput, load_json_input
 from .report import ablation_bars, summary_table
 
@@ -49,7 +50,7 @@ def run_names(run_dirs: list[Path]) -> list[str]:
 def collect(sweep_dir: str | Path) -> pd.DataFrame:
     runs = sorted(p.parent for p in Path(sweep_dir).rglob("metrics.json") if (p.parent / "run_info.json").is_file())
     if not runs:
-        raise FileNotFoundError(f"{sweep_dir}: no finished runs (no metrics.json beside a run_info.json)")
+        raise MissingInput(f"{sweep_dir}: no finished runs (no metrics.json beside a run_info.json)")
     results = {}
     for name, r in zip(run_names(runs), runs):
         m = load_json_input(r / "metrics.json", "run's metrics.json")
