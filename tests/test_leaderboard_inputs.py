@@ -295,3 +295,43 @@ def test_judge_scores_and_csv_scores_past_the_statistics_range_are_refused(tmp_p
     assert f"{huge}:2: score '1e+308' is not a finite number" in _error(
         capsys, ["leaderboard", str(root), *out, "--scores", f"x={huge}"]
     )
+
+
+def test_two_leaderboards_into_one_out_never_mix_their_rows(tmp_path, clip):
+    """Two processes started at once into one --out: one writes the board (one row per video), the other is refused
+    in one line at once, or waits for nothing and finds the folder its own (then it writes the same rows again,
+    whole). Either way no video is listed twice; while a leaderboard holds the folder, another is refused."""
+    import subprocess
+    import sys
+
+    from phyprobe.io.owned import one_writer
+
+    root = _folder(tmp_path / "g", clip, {"a": ["p1", "p2"], "b": ["p1", "p2"]})
+    scores = _scores(tmp_path / "s.csv", {"a/p1": 0.1, "a/p2": 0.2, "b/p1": 0.3, "b/p2": 0.4})
+    out = tmp_path / "out"
+    argv = [
+        sys.executable,
+        "-m",
+        "phyprobe.cli",
+        "leaderboard",
+        str(root),
+        "--out",
+        str(out),
+        "--scores",
+        f"x={scores}",
+    ]
+    procs = [subprocess.Popen(argv, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    results = [(p.wait(timeout=300), p.stderr.read()) for p in procs]
+    assert all(code == 0 or (code == 2 and "another leaderboard is writing" in err) for code, err in results), results
+    assert any(code == 0 for code, _ in results)
+    rows = [json.loads(line) for line in (out / "videos.jsonl").read_text().splitlines()]
+    assert len(rows) == len({r["id"] for r in rows}) == 4
+    table = list(csv.DictReader((out / "leaderboard.csv").read_text().splitlines()))
+    assert len(table) == len({(r["evaluator"], r["group"], r["group_value"], r["entry"]) for r in table}) == 2
+    with one_writer(out, "leaderboard"):  # held: a leaderboard started now is refused, and writes nothing
+        before = {p: p.read_bytes() for p in out.iterdir() if p.is_file()}
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 2 and r.stderr.strip() == (
+            f"phyprobe: error: {out}: another leaderboard is writing into this folder; wait for it, or pass another --out"
+        )
+        assert {p: p.read_bytes() for p in out.iterdir() if p.is_file()} == before

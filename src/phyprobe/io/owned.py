@@ -8,6 +8,7 @@ one - is refused in one line naming the path, before any work, and left byte-ide
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
@@ -85,3 +86,23 @@ def json_object_with(*keys: str) -> Callable[[bytes], bool]:
         return isinstance(data, dict) and set(keys) <= set(data)
 
     return ours
+
+
+@contextlib.contextmanager
+def one_writer(folder: str | os.PathLike, what: str):
+    """Hold ``folder``'s writer lock (``.lock`` inside it, an advisory ``flock``) for the block: a second command
+    writing into the same folder meanwhile is refused in one line at once, instead of mixing its rows with the first's.
+    The lock goes with the process, however it ends."""
+    import fcntl
+
+    p = Path(folder)
+    p.mkdir(parents=True, exist_ok=True)
+    fd = os.open(p / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UserError(f"{p}: another {what} is writing into this folder; wait for it, or pass another --out")
+        yield p
+    finally:
+        os.close(fd)

@@ -158,6 +158,20 @@ def read_baseline(path: Path) -> dict:
 
 
 def _run(args) -> int:
+    from ..io.owned import one_writer
+
+    if not 0 < args.alpha < 1:
+        raise UserError(f"--alpha must be in (0, 1), got {args.alpha}")
+    if os.path.lexists(args.out) and not args.out.is_dir():
+        raise UserError(f"{args.out}: not a folder; --out names the folder a leaderboard writes into")
+    ours = [n for n in OUTPUTS if os.path.lexists(args.out / n)]
+    if ours and not (args.out / MARKER).exists():  # before any work: files of the user's are never replaced
+        raise UserError(f"{args.out}: holds {', '.join(ours)} that no leaderboard wrote; pass another --out")
+    with one_writer(args.out, "leaderboard"):  # a second leaderboard into this --out meanwhile is refused
+        return _leaderboard(args)
+
+
+def _leaderboard(args) -> int:
     from datetime import datetime, timezone
 
     from ..data.manifest import write_jsonl
@@ -167,13 +181,6 @@ def _run(args) -> int:
     from .generations import read_generations, with_encodings
     from .report import write_outputs
 
-    if not 0 < args.alpha < 1:
-        raise UserError(f"--alpha must be in (0, 1), got {args.alpha}")
-    if os.path.lexists(args.out) and not args.out.is_dir():
-        raise UserError(f"{args.out}: not a folder; --out names the folder a leaderboard writes into")
-    ours = [n for n in OUTPUTS if os.path.lexists(args.out / n)]
-    if ours and not (args.out / MARKER).exists():  # before any work: files of the user's are never replaced
-        raise UserError(f"{args.out}: holds {', '.join(ours)} that no leaderboard wrote; pass another --out")
     gens = with_encodings(read_generations(args.generations, args.prompts))
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / MARKER).touch()
