@@ -1,6 +1,7 @@
 """How long ``phyprobe score`` takes on a two-hour video: 180,000 frames of 32 x 32 at 25 fps, written here, scored
 with a scorer whose reading is windows (the embedded default's), capped at 64 windows spread over the file (the
-default), beside ``--reading whole`` and a 1,000-frame clip of the same kind, each as a whole process in one run.
+default), beside ``--reading whole``, a 1,000-frame clip of the same kind, and a folder holding the long video among three short
+clips (every one must be scored), each as a whole process in one run.
 The capped reading still decodes every frame (windows are cut from the stream as it passes); 64 of the 11,249
 windows go through the encoder.
 
@@ -10,6 +11,7 @@ windows go through the encoder.
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -36,13 +38,17 @@ def write(path: Path, frames: int) -> Path:
     return path
 
 
-def seconds(*args: str) -> float:
+def seconds(*args: str, rows: int = 1) -> float:
+    """Wall seconds of ``phyprobe score ARGS --json``, a whole process; it must exit 0 with ``rows`` scores."""
     t0 = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "phyprobe.cli", "score", *args, "--json"], capture_output=True, text=True
     )
     if done.returncode:
         raise SystemExit(done.stderr[-2000:])
+    scored = [line for line in done.stdout.splitlines() if '"raw_score"' in line]
+    if len(scored) != rows:
+        raise SystemExit(f"expected {rows} scores, got {len(scored)}:\n{done.stdout[-2000:]}")
     return time.perf_counter() - t0
 
 
@@ -64,6 +70,12 @@ def main() -> None:
             "2-hour video, --reading whole": seconds(scorer, str(long), "--reading", "whole"),
             "1,000-frame video, 61 windows": seconds(scorer, str(short)),
         }
+        folder = tmp / "folder"  # the long video among short clips: every one of them is scored
+        folder.mkdir()
+        os.link(long, folder / long.name)  # the same file, not a copy
+        for i in range(3):
+            os.link(short, folder / f"short{i}.mp4")
+        figures["a folder: the 2-hour video and 3 short clips, every one scored"] = seconds(scorer, str(folder), rows=4)
     for name, s in figures.items():
         print(f"{name:40s} {s:7.1f} s")
     if args.record:

@@ -1653,7 +1653,7 @@ def training_runs(s: Setting, names=None) -> list[Outcome]:
         )
         before = fingerprint([c.path, s.toy])
         ran = reporting(train, cfg)
-        named = run_dir / c.extra["file"] if c.extra["file"] == "scorer" else c.path / c.extra["file"]
+        named = run_dir / c.extra["file"] if c.extra["file"] in ("scorer", "head") else c.path / c.extra["file"]
         outcome = one_line_refusal(ran, named, c.reason)
         exported = (run_dir / "scorer").exists() or (run_dir / "scores.csv").exists()
         if outcome == "clean" and (exported or (c.extra["before_work"] and cache.exists())):
