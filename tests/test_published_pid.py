@@ -108,14 +108,18 @@ def test_a_layout_matching_neither_is_one_line_naming_root_and_what_was_expected
     (ipv_release / "real_world_videos").mkdir()
     assert prepare(ipv_release, tmp_path / "o1", "impossible_videos") == 1
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and err.startswith(f"phyprobe: error: {ipv_release}: no ImpossibleVideos physical-law subset found")
+    assert "\n" not in err and err.startswith(
+        f"phyprobe: error: {ipv_release}: no ImpossibleVideos physical-law subset found"
+    )
     assert "ImpossibleVideos_Physical_Law_Only.zip" in err and "physical_law_impossible_only/" in err
 
     renamed = tmp_path / "renamed"  # pos/ and neg/ under a folder no script of the authors reads
     P.pid_tree(renamed / "my_videos")
     assert prepare(renamed, tmp_path / "o2", "pid") == 1
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and err.startswith(f"phyprobe: error: {renamed}: no PID test split found: expected PID_Test_split.zip")
+    assert "\n" not in err and err.startswith(
+        f"phyprobe: error: {renamed}: no PID test split found: expected PID_Test_split.zip"
+    )
     assert "PID_test/ or pid_test/ holding pos/ (plausible) and neg/ (implausible)" in err
 
     only_iv = P.iv_zip(tmp_path / "only_iv")  # the other subset is there: say which option reads it

@@ -82,14 +82,18 @@ def test_files_that_are_not_the_release_are_one_line(tmp_path, capsys):
     df.to_csv(bad_label / P.CSV_NAME, index=False)
     assert prepare(bad_label, tmp_path / "o1", "--no-check-counts") == 1
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and err.startswith(f"phyprobe: error: {bad_label / P.CSV_NAME}: row 5, field 'MQ': label 'tie'")
+    assert "\n" not in err and err.startswith(
+        f"phyprobe: error: {bad_label / P.CSV_NAME}: row 5, field 'MQ': label 'tie'"
+    )
 
     no_overall = P.write(tmp_path / "no_overall", zipped=False)
     df = pd.read_csv(no_overall / P.CSV_NAME).drop(columns=["Overall"])
     df.to_csv(no_overall / P.CSV_NAME, index=False)
     assert prepare(no_overall, tmp_path / "o2", "--no-check-counts", "--set", "dim=Overall") == 1
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and err.startswith(f"phyprobe: error: {no_overall / P.CSV_NAME}: missing column(s) ['Overall']")
+    assert "\n" not in err and err.startswith(
+        f"phyprobe: error: {no_overall / P.CSV_NAME}: missing column(s) ['Overall']"
+    )
 
     assert prepare(no_overall, tmp_path / "o3", "--no-check-counts", "--set", "dim=motion") == 1
     assert "dim must be one of ('MQ', 'Overall', 'VQ', 'TA')" in capsys.readouterr().err

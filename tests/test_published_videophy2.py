@@ -85,7 +85,9 @@ def test_one_split_downloaded_and_the_published_test_count(tmp_path, capsys):
     assert set(m.videos["split"]) == {"test"} and len(m.videos) == CAPTIONS * 4
     assert prepare(root, tmp_path / "out2") == 1  # the test CSV holds 3,397 rows as published
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and err.startswith(f"phyprobe: error: {root / 'videophy2_test' / P.TEST_CSV}: expected 3397 rows")
+    assert "\n" not in err and err.startswith(
+        f"phyprobe: error: {root / 'videophy2_test' / P.TEST_CSV}: expected 3397 rows"
+    )
     assert "--no-check-counts" in err
 
 
