@@ -335,3 +335,19 @@ def test_two_leaderboards_into_one_out_never_mix_their_rows(tmp_path, clip):
             f"phyprobe: error: {out}: another leaderboard is writing into this folder; wait for it, or pass another --out"
         )
         assert {p: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+
+
+@pytest.mark.parametrize("width", [3.5, 4.0, 8.0])
+def test_a_long_evaluator_name_in_a_plot_title_stays_inside_the_picture(width):
+    import matplotlib.pyplot as plt
+
+    from phyprobe.leaderboard.report import _title
+
+    fig, ax = plt.subplots(figsize=(width, 3.0))
+    fig.colorbar(ax.imshow(np.eye(2)), ax=ax, shrink=0.8)
+    _title(fig, ax, "a_rather_long_evaluator_name_of_a_judge_here: row − column (* Holm p < 0.05)")
+    fig.tight_layout()
+    fig.canvas.draw()
+    box, inside = ax.title.get_window_extent(), fig.bbox
+    plt.close(fig)
+    assert box.x0 >= inside.x0 and box.x1 <= inside.x1 and box.y1 <= inside.y1, (box, inside)

@@ -147,6 +147,17 @@ def _savefig(fig, path: Path) -> None:
     os.replace(tmp, path)
 
 
+def _title(fig, ax, text: str) -> None:
+    """``text`` as the axes' title, wrapped to the axes' width (about 0.6 of the font size per character; a name
+    longer than a line is broken), so a long evaluator or group name never runs off the picture."""
+    import textwrap
+
+    size = plt.rcParams["axes.titlesize"]
+    points = size if isinstance(size, (int, float)) else plt.rcParams["font.size"] * 1.2
+    width = ax.get_position().width * fig.get_figwidth()  # inches
+    ax.set_title(textwrap.fill(text, max(12, int(width * 72 / (0.6 * points)))))
+
+
 def _bars(ev: dict, name: str, path: Path) -> str:
     sys_ = ev["stats"]["systems"]
     fig, ax = plt.subplots(figsize=(max(4.0, 0.5 * len(sys_) + 2), 3.2))
@@ -158,7 +169,7 @@ def _bars(ev: dict, name: str, path: Path) -> str:
     ax.errorbar(x, m, yerr=[m - lo, hi - m], fmt="none", ecolor="black", capsize=3)
     ax.set_xticks(x, [s["system"] for s in sys_], rotation=45, ha="right")
     ax.set_ylabel(f"mean ({'higher' if ev['higher_is_better'] else 'lower'} is better)")
-    ax.set_title(f"{name}: mean with 95% paired-bootstrap interval")
+    _title(fig, ax, f"{name}: mean with 95% paired-bootstrap interval")
     fig.tight_layout()
     _savefig(fig, path)
     return path.name
@@ -183,7 +194,7 @@ def _significance(ev: dict, name: str, path: Path) -> str:
                 ax.text(j, i, "*", ha="center", va="center")
     ax.set_xticks(range(k), names, rotation=45, ha="right")
     ax.set_yticks(range(k), names)
-    ax.set_title(f"{name}: row − column (* Holm p < {ev['stats']['alpha']})")
+    _title(fig, ax, f"{name}: row − column (* Holm p < {ev['stats']['alpha']})")
     fig.colorbar(im, ax=ax, shrink=0.8)
     fig.tight_layout()
     _savefig(fig, path)
@@ -202,7 +213,7 @@ def _heat(ev: dict, name: str, group: str, path: Path) -> str:
     im = ax.imshow(grid, cmap="viridis_r" if not ev["higher_is_better"] else "viridis", aspect="auto")
     ax.set_xticks(range(len(values)), values, rotation=45, ha="right")
     ax.set_yticks(range(len(names)), names)
-    ax.set_title(f"{name} by {group}")
+    _title(fig, ax, f"{name} by {group}")
     fig.colorbar(im, ax=ax, shrink=0.8)
     fig.tight_layout()
     _savefig(fig, path)
