@@ -203,7 +203,7 @@ def test_a_sweep_through_the_submitit_launcher_runs_each_job_as_its_own_process(
     r = subprocess.run(
         [sys.executable, "eval.py", f"scorer={sweep / jobs[0] / 'scorer'}", "benchmark=world_test",
          f"benchmark.manifest={tiny_world}", "report=false", f"paths.cache_dir={shared_cache}",
-         f"hydra.run.dir={tmp_path / 'eval'}"],
+         f"paths.baseline_cache_dir={shared_cache}/baselines", f"hydra.run.dir={tmp_path / 'eval'}"],
         cwd=REPO, env=ENV, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert r.returncode == 0 and (tmp_path / "eval" / "metrics.json").is_file(), r.stderr[-3000:]

@@ -30,7 +30,8 @@ def compose_train(tmp_path: Path, overrides: list[str], config_name: str = "trai
     a dynamics model fitted in the run (``fit.base``), the frame encoder of a trajectory encoder (``frames``), or
     each part of a ``concat``."""
     sizes = [o for o in overrides if o.startswith("backbone.image_size=")]
-    rest = [f"paths.output_dir={tmp_path}", *(o for o in overrides if o not in sizes)]
+    rest = [f"paths.output_dir={tmp_path}", *_scratch_baselines(tmp_path, overrides)]
+    rest += [o for o in overrides if o not in sizes]
     with initialize_config_dir(version_base="1.3", config_dir=str(CONFIGS)):
         if sizes:
             backbone = compose(config_name, overrides=rest).backbone
@@ -50,7 +51,16 @@ def _sized(node) -> str:
 def compose_eval(tmp_path: Path, overrides: list[str]) -> DictConfig:
     """eval.py's config writing into ``tmp_path``, with 200 bootstrap draws unless ``overrides`` say otherwise."""
     with initialize_config_dir(version_base="1.3", config_dir=str(CONFIGS)):
-        return compose("eval", overrides=[f"paths.output_dir={tmp_path}", "n_boot=200", *overrides])
+        scratch = _scratch_baselines(tmp_path, overrides)
+        return compose("eval", overrides=[f"paths.output_dir={tmp_path}", "n_boot=200", *scratch, *overrides])
+
+
+def _scratch_baselines(tmp_path: Path, overrides: list[str]) -> list[str]:
+    """The pixel baselines' score cache beside the run (``<parent>/.baseline_cache``) unless ``overrides`` name one:
+    the default, ``.cache/baselines`` under the working directory, would put a test's cache in the checkout."""
+    if any(o.startswith("paths.baseline_cache_dir=") for o in overrides):
+        return []
+    return [f"paths.baseline_cache_dir={Path(tmp_path).parent / '.baseline_cache'}"]
 
 
 def mix_train_cfg(
