@@ -30,7 +30,8 @@ def compose_train(tmp_path: Path, overrides: list[str], config_name: str = "trai
     a dynamics model fitted in the run (``fit.base``), the frame encoder of a trajectory encoder (``frames``), or
     each part of a ``concat``."""
     sizes = [o for o in overrides if o.startswith("backbone.image_size=")]
-    rest = [f"paths.output_dir={tmp_path}", *_scratch_baselines(tmp_path, overrides)]
+    scratch = _scratch_baselines(tmp_path, overrides) if config_name == "train" else []  # train_dynamics has none
+    rest = [f"paths.output_dir={tmp_path}", *scratch]
     rest += [o for o in overrides if o not in sizes]
     with initialize_config_dir(version_base="1.3", config_dir=str(CONFIGS)):
         if sizes:
