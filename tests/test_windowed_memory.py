@@ -84,7 +84,7 @@ def test_windows_go_through_the_encoder_a_few_at_a_time_and_score_as_each_alone(
 def test_windows_of_a_stream_are_the_slices():
     frames = [np.full((2, 2, 3), i, np.uint8) for i in range(11)]
     for starts, length in (([0, 2, 4, 6, 7], 4), ([0, 5, 8], 3), ([0], 11)):
-        got = list(windows(iter(frames), starts, length))
+        got = list(windows(enumerate(frames), starts, length))
         assert [w[:, 0, 0, 0].tolist() for w in got] == [list(range(s, s + length)) for s in starts]
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import logging
+import math
 import os
 import sys
 import time
@@ -101,8 +102,12 @@ def _worker_init(_):
     split among every worker of every device on the node, not the node's count for each."""
     torch.set_num_threads(1)
     info = torch.utils.data.get_worker_info()
-    devices = int(os.environ.get("LOCAL_WORLD_SIZE", os.environ.get("SLURM_NTASKS_PER_NODE", "1")))
-    set_decoder_threads(usable_cores() // max(1, (info.num_workers if info else 1) * devices))
+    set_decoder_threads(usable_cores() // max(1, (info.num_workers if info else 1) * node_processes()))
+
+
+def node_processes() -> int:
+    """Processes of this launch on this node, each with a device and its decode workers (torchrun, srun)."""
+    return max(1, int(os.environ.get("LOCAL_WORLD_SIZE", os.environ.get("SLURM_NTASKS_PER_NODE", "1"))))
 
 
 class ExtractionModule(L.LightningModule):
@@ -292,7 +297,8 @@ def extract_features(
 
     ``num_workers="auto"``: decode in-process on CPU-only machines (measured on 2 cores: 0.97 of
     the pure-forward throughput against 0.85 with one decode worker, which takes a core from the
-    encoder), and in 4 DataLoader workers per GPU, where decoding would otherwise stall the device.
+    encoder), and on a GPU in as many DataLoader workers as keep it fed, from the decode cost and the device's
+    forward measured on a few clips before the pass (:func:`measured_workers`), within this process's cores.
 
     ``encoder_threads`` (CPU only): torch threads per rank; None leaves each rank's decode workers
     a core of their own (:func:`default_encoder_threads`).
@@ -403,12 +409,11 @@ def _encode(
 ) -> None:
     """Decode each video of ``todo`` once and encode it with every one of ``encoders`` (fed alike), writing each
     encoder's features into its target (:class:`ShardWriterCallback`)."""
-    num_workers = opts.num_workers
-    if num_workers == "auto":
-        num_workers = 4 if torch.cuda.is_available() else 0
+    dataset = ClipDataset(todo, clip, encoders[0])
+    num_workers = auto_workers(dataset, encoders) if opts.num_workers == "auto" else opts.num_workers
     num_workers, prefetch = loader_memory(batch_bytes(encoders[0], clip, opts.batch_size), num_workers, shm_free())
     loader = DataLoader(
-        ClipDataset(todo, clip, encoders[0]),
+        dataset,
         batch_size=opts.batch_size,
         num_workers=num_workers,
         prefetch_factor=prefetch,
@@ -618,6 +623,56 @@ def loader_memory(batch: int, num_workers: int, shm: int | None) -> tuple[int, i
         shm >> 20, batch >> 20,
     )  # fmt: skip
     return 0, None
+
+
+WORKERS_SAMPLE = 4  # clips decoded in this process to measure what a decode worker delivers
+
+
+def auto_workers(dataset: "ClipDataset", encoders: list[FrozenEncoder]) -> int:
+    """``num_workers="auto"``: none on a CPU (decoding in-process, see :func:`extract`); on a GPU, as many as keep
+    this process's device fed (:func:`measured_workers`), within its share of the node's cores."""
+    if not torch.cuda.is_available():
+        return 0
+    cores = max(1, usable_cores() // node_processes())
+    return measured_workers(dataset, encoders, torch.device("cuda", local_rank()), cores)
+
+
+def workers_for(decode_seconds: float, forward_seconds: float, cores: int) -> int:
+    """Decode workers that keep pace with the device: a clip's decode and preprocessing over the encoders' forward
+    of a clip, rounded up, plus one for the spread between clips' decode times; at least one, at most ``cores``."""
+    need = math.ceil(decode_seconds / max(forward_seconds, 1e-9)) + 1
+    return max(1, min(int(cores), need))
+
+
+def measured_workers(dataset: "ClipDataset", encoders: list[FrozenEncoder], device: torch.device, cores: int) -> int:
+    """:func:`workers_for` from measurements in this process: the decode and preprocessing of the first
+    :data:`WORKERS_SAMPLE` clips of ``dataset``, and the encoders' forward of that batch on ``device`` as the pass
+    runs it (its autocast; timed after a warm-up forward). Logged, with the figures it was chosen from; a sample that
+    cannot be read gives the decode cost alone no answer, and then ``cores`` workers."""
+    t0 = time.perf_counter()
+    sample = [dataset[i] for i in range(min(WORKERS_SAMPLE, len(dataset)))]
+    decode = (time.perf_counter() - t0) / max(1, len(sample))
+    batch = collate_clips(sample)
+    if batch["frames"] is None:
+        log.info("decode workers: %d (no clip of the sample could be read to measure the pace)", cores)
+        return cores
+    module = ExtractionModule(encoders).to(device).eval()
+    batch["frames"] = batch["frames"].to(device)
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    with torch.inference_mode():
+        module.predict_step(batch, 0)  # warm-up: kernels chosen, memory allocated
+        sync()
+        t0 = time.perf_counter()
+        module.predict_step(batch, 0)
+        sync()
+    forward = (time.perf_counter() - t0) / batch["frames"].shape[0]
+    workers = workers_for(decode, forward, cores)
+    log.info(
+        "decode workers: %d per device (decode and preprocessing %.3f s a clip, the encoders' forward %.4f s a clip on "
+        "%s; at most %d cores)",
+        workers, decode, forward, device, cores,
+    )  # fmt: skip
+    return workers
 
 
 def in_share(key: str, index: int, count: int) -> bool:

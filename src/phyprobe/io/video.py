@@ -12,6 +12,12 @@ if the aspect ratio changed too), with one warning naming the sizes. Raw element
 A long video read in windows is decoded as a stream (:class:`FrameStream`): frames come out one at a
 time, so memory is bounded by what the consumer keeps (a window), not by the file's length.
 
+Sparse reads seek. When the frames wanted are far apart (a clip's T frames spread over a long video, or windows
+spread over a 2-hour one), the decoder jumps to the keyframe before the next wanted frame rather than decoding
+every frame between (:func:`seek_plan`); the frames are the ones a decode from the start gives, bit for bit, as
+decoding resumes at a keyframe, which depends on no earlier frame. Frames that are never decoded are not held to
+the damaged-file rule; the demux pass still counts every packet, so a truncated file is found as before.
+
 Partial files. A container that counts its frames (mp4, mov, avi) is held to :data:`MIN_DECODED_SHARE`,
 and so is one whose duration FFmpeg reads (a Matroska/WebM header's Duration, the fragment headers of a
 fragmented mp4 cut inside a fragment, an ``sidx``): its frames are expected from that duration. Beyond
@@ -32,7 +38,7 @@ import os
 import stat
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator
 
 import av
 import numpy as np
@@ -98,6 +104,8 @@ _IMAGE_FORMATS = ("image2",)
 # share of it when larger) is reported as partial: below it, rounding and a last frame's duration.
 PARTIAL_GAP_S = 0.5
 PARTIAL_GAP_SHARE = 0.01
+# A seek is made when it skips at least this many frames: below it, decoding through is as cheap as the jump.
+SEEK_MIN_SKIP = 16
 # MPEG-TS packet sizes: plain, with a 4-byte timecode (M2TS, Blu-ray), with 16 bytes of Reed-Solomon parity.
 _TS_PACKET_SIZES = (188, 192, 204)
 
@@ -176,12 +184,16 @@ def _expected_frames(container, stream, num_packets: int, rate: float) -> int:
 @dataclass(frozen=True)
 class _Index:
     """What the demux pass learns: sorted presentation times (seconds from the first frame) of every frame
-    present, the frame rate, the frames the file says it has, and why it looks partial (None: no evidence)."""
+    present, the frame rate, the frames the file says it has, and why it looks partial (None: no evidence);
+    for seeking, the frames' sorted presentation timestamps in the stream's time base and the indices (into
+    them) of the keyframes (None where the stream has no timestamps: a raw elementary stream is not sought)."""
 
     times: np.ndarray
     rate: float
     expected: int
     partial: str | None = None
+    pts: np.ndarray | None = None
+    keys: np.ndarray | None = None
 
 
 def _frame_times(path: Path) -> tuple[np.ndarray, float, int]:
@@ -200,19 +212,22 @@ def _demux(path: Path) -> _Index:
             rate = float(stream.average_rate or stream.base_rate or 0) or 25.0
             # no frame count: every stream is read, so the content's end is that of its longest stream
             counted = bool(stream.frames)
-            packets, end = [], None
+            packets, keyframes, end = [], set(), None
             try:
                 for p in container.demux() if not counted else container.demux(stream):
                     if p.size <= 0:
                         continue
                     if p.stream.index == stream.index:
                         packets.append(p.pts)
+                        if p.is_keyframe and p.pts is not None:
+                            keyframes.add(p.pts)
                     if not counted and p.pts is not None and p.stream.time_base:
                         e = float((p.pts + (p.duration or 0)) * p.stream.time_base)
                         end = e if end is None else max(end, e)
             except av.error.FFmpegError:
                 pass  # a damaged tail: what came before is counted, the share rule decides
             pts = [p for p in packets if p is not None]
+            seekable = bool(pts) and len(pts) == len(packets) and tb is not None
             if not pts and packets:  # a raw elementary stream (.h264, .hevc): no timestamps at all
                 tb, pts = None, list(range(len(packets)))
             expected = _expected_frames(container, stream, len(pts), rate)
@@ -221,9 +236,11 @@ def _demux(path: Path) -> _Index:
         raise VideoDecodeError(path, f"cannot read video ({type(e).__name__}: {e})") from e
     if not pts:
         raise VideoDecodeError(path, "video stream has no frames")
-    pts = np.sort(np.asarray(pts, dtype=np.float64))
-    times = pts * tb if tb else np.arange(len(pts)) / rate
-    return _Index(times - times[0], rate, expected, partial)
+    raw = np.sort(np.asarray(pts, dtype=np.int64))
+    times = raw * tb if tb else np.arange(len(raw)) / rate
+    keys = np.flatnonzero(np.isin(raw, list(keyframes))) if seekable else None
+    seek = seekable and keys is not None and len(keys) > 1 and len(np.unique(raw)) == len(raw)
+    return _Index(times - times[0], rate, expected, partial, raw if seek else None, keys if seek else None)
 
 
 def _partial_evidence(path: Path, container, stream, end: float) -> str | None:
@@ -410,6 +427,7 @@ class FrameStream:
         self.num_frames = len(self._index.times)
         self.fps = self._index.rate
         self.decoded_share: float | None = None  # known once iterated to the end
+        self.decoded_frames: int | None = None  # frames the decoder returned, once iterated or selected
 
     def __iter__(self) -> Iterator[np.ndarray]:
         stats: dict = {}
@@ -418,15 +436,88 @@ class FrameStream:
             _decoded(self.path, self._index, self.fit, None, self.num_frames - 1, stats), 1
         ):
             yield frame
-        self.decoded_share = stats["share"]
+        self.decoded_share, self.decoded_frames = stats["share"], stats["decoded"]
         for _ in range(count, self.num_frames):
             yield frame
+
+    def select(self, indices: Iterable[int]) -> Iterator[tuple[int, np.ndarray]]:
+        """(i, frame) for each frame index in ``indices``, in order, each once: the frames iterating would give at
+        those indices, reached by seeking past long gaps (:func:`seek_plan`). A wanted frame the decoder does not
+        return is the last one it did, as iterating holds it. :attr:`decoded_share` is then that of the frames
+        decoded."""
+        wanted = sorted({int(i) for i in indices if 0 <= int(i) < self.num_frames})
+        if not wanted:
+            return
+        stats: dict = {}
+        todo = iter(wanted)
+        prev = None
+        for i, frame in _decoded(self.path, self._index, self.fit, set(wanted), wanted[-1], stats):
+            for w in todo:
+                if w == i:
+                    break
+                yield w, frame if prev is None else prev  # missed by the decoder: held, as iterating does
+            prev = frame
+            yield i, frame
+        for w in todo:
+            yield w, prev
+        self.decoded_share, self.decoded_frames = stats["share"], stats["decoded"]
+
+
+def seek_plan(keys: np.ndarray, wanted: list[int]) -> list[tuple[int | None, int]]:
+    """How to decode the sorted frame indices ``wanted`` of a stream whose keyframes are at indices ``keys``:
+    segments (the keyframe to seek to, or None to decode on; the segment's last wanted frame). Decoding starts at
+    frame 0, whose size every frame is converted to, and jumps to the keyframe before a wanted frame when the jump
+    skips at least :data:`SEEK_MIN_SKIP` frames."""
+    plan: list[list] = [[None, 0]]
+    pos = 0
+    for w in wanted:
+        at = int(np.searchsorted(keys, w, side="right")) - 1
+        k = int(keys[at]) if at >= 0 else 0
+        if k - pos - 1 >= SEEK_MIN_SKIP:
+            plan.append([k, w])
+        else:
+            plan[-1][1] = max(plan[-1][1], w)
+        pos = max(pos, w)
+    return [(k, w) for k, w in plan]
+
+
+class _Unsought(Exception):
+    """A frame decoded after a seek has a timestamp the demux pass did not see: its index is unknown."""
 
 
 def _decoded(
     path: Path, index: _Index, fit: tuple[int, int] | None, wanted: set[int] | None, last: int, stats: dict
 ) -> Iterator[tuple[int, np.ndarray]]:
-    """(i, upright RGB frame) of each decoded frame i <= ``last`` in ``wanted`` (None: all), in order.
+    """(i, upright RGB frame) of each decoded frame i <= ``last`` in ``wanted`` (None: all), in order; sparse
+    ``wanted`` frames are reached by seeking (:func:`seek_plan`) where the stream has keyframes to seek to, and
+    by decoding from the start should a sought frame's timestamp not be one the demux pass saw."""
+    plan = None
+    if wanted and index.keys is not None:
+        plan = seek_plan(index.keys, sorted(wanted))
+        plan = plan if len(plan) > 1 else None
+    if plan is not None:
+        done = [-1]
+        try:
+            yield from _decode(path, index, fit, wanted, last, stats, plan, done)
+            return
+        except _Unsought:
+            log.debug("%s: a sought frame's timestamp is unknown; decoding from the start", path)
+            wanted = {w for w in wanted if w > done[0]}
+    yield from _decode(path, index, fit, wanted, last, stats, [(None, last)], [-1])
+
+
+def _decode(
+    path: Path,
+    index: _Index,
+    fit: tuple[int, int] | None,
+    wanted: set[int] | None,
+    last: int,
+    stats: dict,
+    plan: list[tuple[int | None, int]],
+    done: list[int],
+) -> Iterator[tuple[int, np.ndarray]]:
+    """:func:`_decoded`'s work along ``plan`` (one segment from the start: every frame in order). ``done[0]``: the
+    highest frame index passed so far, for a caller that has to decode again from the start.
 
     The damaged-file rule: once failed packets make the share of frames that decode certain to be under
     :data:`MIN_DECODED_SHARE`, no more frames are converted or yielded, and VideoDecodeError is raised when the
@@ -449,26 +540,34 @@ def _decoded(
             frame_bytes = max(1, (cc.width or 1) * (cc.height or 1) * 3 // 2)
             cc.thread_type = "AUTO"
             cc.thread_count = max(1, min(decoder_threads(), DECODER_FRAME_BUDGET // frame_bytes))
-            for packet in container.demux(stream):
-                try:
-                    frames = packet.decode()
-                except av.error.FFmpegError:
-                    failed += 1
-                    doomed = doomed or short(failed)
-                    continue
-                for frame in frames:
-                    rot = frame.rotation
-                    turned = round(rot / 90) % 2
-                    h, w = (frame.width, frame.height) if turned else (frame.height, frame.width)
-                    if first is None:
-                        first = (h, w)
-                    elif (h, w) != first and changed is None:
-                        changed = (h, w)
-                    if not doomed and i <= last and (wanted is None or i in wanted):
-                        yield i, upright(_to_rgb(frame, reduced_size(*first, fit), turned), rot)
-                    i += 1
-                if i > last:
-                    break
+            lookup = None if plan[0][0] is None and len(plan) == 1 else {int(p): j for j, p in enumerate(index.pts)}
+            for start, end in plan:
+                if start is not None:
+                    container.seek(int(index.pts[start]), stream=stream, backward=True, any_frame=False)
+                for packet in container.demux(stream):
+                    try:
+                        frames = packet.decode()
+                    except av.error.FFmpegError:
+                        failed += 1
+                        doomed = doomed or short(failed)
+                        continue
+                    for frame in frames:
+                        rot = frame.rotation
+                        turned = round(rot / 90) % 2
+                        h, w = (frame.width, frame.height) if turned else (frame.height, frame.width)
+                        if first is None:
+                            first = (h, w)
+                        elif (h, w) != first and changed is None:
+                            changed = (h, w)
+                        j = i if lookup is None else lookup.get(frame.pts)
+                        if j is None:
+                            raise _Unsought
+                        if j > done[0] and not doomed and j <= last and (wanted is None or j in wanted):
+                            yield j, upright(_to_rgb(frame, reduced_size(*first, fit), turned), rot)
+                        done[0] = max(done[0], j)
+                        i += 1
+                    if done[0] >= end:
+                        break
     except av.error.FFmpegError as e:
         raise VideoDecodeError(path, f"cannot decode video ({type(e).__name__}: {e})") from e
     decodable = n - failed
@@ -479,7 +578,7 @@ def _decoded(
             f"damaged or truncated: {decodable} of its {expected} frames decode "
             f"({share:.0%}; at least {MIN_DECODED_SHARE:.0%} must)",
         )
-    stats["share"] = share
+    stats["share"], stats["decoded"] = share, i
     if changed is not None:
         log.warning(
             "%s: the frame size changes mid-stream (%dx%d, then %dx%d); every frame resampled to the first's",

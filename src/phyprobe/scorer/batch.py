@@ -26,7 +26,14 @@ from lightning.pytorch.callbacks import BasePredictionWriter
 from torch.utils.data import DataLoader
 
 from ..errors import UserError
-from ..features.extract import ClipDataset, ExtractionModule, _worker_init, collate_clips, default_encoder_threads
+from ..features.extract import (
+    ClipDataset,
+    ExtractionModule,
+    _worker_init,
+    auto_workers,
+    collate_clips,
+    default_encoder_threads,
+)
 from ..io import VIDEO_SUFFIXES
 from ..lightning_setup import L
 from .core import NonFiniteScoreError, Scorer
@@ -193,10 +200,11 @@ def score_videos(
     """Score ``videos`` not in ``done`` through ``Trainer.predict``; ``emit(rows)`` gets each batch's rows."""
     todo, report, t0 = _pending(videos, done)
     if todo:
+        dataset = ClipDataset([(v, Path(v)) for v in todo], scorer.clip, scorer.encoder)
         if num_workers == "auto":
-            num_workers = 4 if torch.cuda.is_available() else 0  # measured for extraction: see extract_features
+            num_workers = auto_workers(dataset, [scorer.encoder])
         loader = DataLoader(
-            ClipDataset([(v, Path(v)) for v in todo], scorer.clip, scorer.encoder),
+            dataset,
             batch_size=batch_size,
             num_workers=num_workers,
             collate_fn=collate_clips,

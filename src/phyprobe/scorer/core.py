@@ -41,7 +41,7 @@ from ..io.video import ClipSpec, FrameStream, VideoDecodeError, probe
 from ..pooling import STATS
 from ..runinfo import atomic_write_json, code_version
 from .names import BUNDLE, CONFIG, FORMAT, WEIGHTS
-from .reading import Reading, windows
+from .reading import Reading, window_frames, windows
 
 
 class ScorerLoadError(UserError, ValueError):
@@ -590,8 +590,9 @@ class Scorer:
     def read(self, video: str | Path) -> Iterator[torch.Tensor]:
         """The preprocessed clips (T, 3, H, W) the reading cuts from a file: one, or each window's.
 
-        Windows are streamed: the file is decoded once, in order, and only the frames of the window being cut are
-        held (:class:`~phyprobe.io.video.FrameStream`, :func:`~phyprobe.scorer.reading.windows`), so memory is
+        Windows are streamed: the file is decoded once, in order, only the windows' frames (seeking past the gaps
+        between windows spread over a long video), and only the frames of the window being cut are held
+        (:meth:`~phyprobe.io.video.FrameStream.select`, :func:`~phyprobe.scorer.reading.windows`), so memory is
         bounded by a window, not by the video's length. A file read as one clip raises VideoDecodeError here; a
         windowed one raises it here when it cannot be read at all, or from the iteration when its frames turn out
         not to decode (the windows already handed out are then to be discarded, as :meth:`combine` does)."""
@@ -604,7 +605,8 @@ class Scorer:
         starts = None if stream is None else self.window_starts(stream.num_frames)
         if starts is None:
             return iter([self.load_clip(video)])
-        return map(self.encoder.preprocess, windows(stream, starts, self.window_length))
+        frames = stream.select(window_frames(starts, self.window_length))
+        return map(self.encoder.preprocess, windows(frames, starts, self.window_length))
 
     @torch.inference_mode()
     def head_scores(self, feats: torch.Tensor) -> torch.Tensor:

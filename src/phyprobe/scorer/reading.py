@@ -77,14 +77,19 @@ class Reading:
         )
 
 
-def windows(frames: Iterable[np.ndarray], starts: list[int], length: int) -> Iterator[np.ndarray]:
-    """Each window (``length``, H, W, 3) starting at ``starts`` (sorted) over frames that arrive one at a time, as
-    soon as its last frame has: only the last ``length`` frames are held, so a video of any length costs a window.
-    The frames are read to the end (a decoder's end-of-file checks run) even after the last window."""
+def window_frames(starts: list[int], length: int) -> list[int]:
+    """The frame indices the windows starting at ``starts`` cover, sorted: what a windowed read decodes."""
+    return sorted({i for s in starts for i in range(s, s + length)})
+
+
+def windows(frames: Iterable[tuple[int, np.ndarray]], starts: list[int], length: int) -> Iterator[np.ndarray]:
+    """Each window (``length``, H, W, 3) starting at ``starts`` (sorted) over (index, frame) pairs that arrive one
+    at a time in order (every frame, or :func:`window_frames`' alone), as soon as its last frame has: only the last
+    ``length`` frames are held, so a video of any length costs a window."""
     todo = iter(starts)
     s = next(todo, None)
     held: deque[np.ndarray] = deque(maxlen=length)
-    for i, frame in enumerate(frames):
+    for i, frame in frames:
         held.append(frame)
         while s is not None and i == s + length - 1:
             yield np.stack(held)
