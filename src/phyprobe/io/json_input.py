@@ -29,26 +29,33 @@ def reject_constant(name: str):
     raise ValueError(f"{name} is not a number JSON allows")
 
 
-def load_json_input(path: str | os.PathLike, what: str, max_bytes: int = MAX_JSON_BYTES) -> object:
-    """The JSON value in ``path`` (``what`` names the kind of file in a refusal)."""
+def read_input_text(path: str | os.PathLike, what: str, max_bytes: int, error: type[UserError] = BadJsonInput) -> str:
+    """The UTF-8 text of a file a user hands a command, once it is known to be a regular file of at most
+    ``max_bytes``; else ``error`` with one line naming the file (``what`` names the kind of file expected)."""
     p = Path(path)
     try:
         st = os.stat(p)
     except FileNotFoundError:
-        raise BadJsonInput(f"{p}: no such {what}") from None
+        raise error(f"{p}: no such {what}") from None
     except OSError as e:
-        raise BadJsonInput(f"{p}: cannot read the {what} ({e.strerror})") from None
+        raise error(f"{p}: cannot read the {what} ({e.strerror})") from None
     if not stat.S_ISREG(st.st_mode):
-        raise BadJsonInput(f"{p}: not a regular file; expected a {what}")
+        raise error(f"{p}: not a regular file; expected a {what}")
     if st.st_size > max_bytes:
-        raise BadJsonInput(f"{p}: {st.st_size} bytes, more than a {what} may have ({max_bytes})")
+        raise error(f"{p}: {st.st_size} bytes, more than a {what} may have ({max_bytes})")
     try:
-        text = p.read_bytes().decode("utf-8")
+        return p.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise error(f"{p}: not a {what} (not UTF-8 text at byte {e.start})") from None
+
+
+def load_json_input(path: str | os.PathLike, what: str, max_bytes: int = MAX_JSON_BYTES) -> object:
+    """The JSON value in ``path`` (``what`` names the kind of file in a refusal)."""
+    text = read_input_text(path, what, max_bytes)
+    try:
         return json.loads(text, parse_constant=reject_constant)
-    except UnicodeDecodeError:
-        raise BadJsonInput(f"{p}: not a {what} (not UTF-8)") from None
     except (ValueError, RecursionError) as e:
-        raise BadJsonInput(f"{p}: not a {what} ({json_error_reason(e)})") from None
+        raise BadJsonInput(f"{path}: not a {what} ({json_error_reason(e)})") from None
 
 
 def finite_number(value, where: str) -> float:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -26,7 +25,7 @@ from pathlib import Path
 import yaml
 
 from ..errors import UserError, json_error_reason
-from ..io.json_input import reject_constant
+from ..io.json_input import read_input_text, reject_constant
 
 SVBENCH_KEYS = (
     "number",
@@ -177,17 +176,7 @@ class _SeedLoader(yaml.SafeLoader):
 def load_seeds(path: str | os.PathLike) -> list[Paradigm]:
     """The paradigms of one seed file: YAML (this project's format) or SVBench's ``seed_experiments.json``."""
     path = Path(path)
-    try:
-        st = path.stat()
-        if not stat.S_ISREG(st.st_mode):
-            raise SeedError(f"{path}: not a regular file; expected a seed file")
-        if st.st_size > MAX_SEED_BYTES:
-            raise SeedError(f"{path}: {st.st_size} bytes, more than a seed file may have ({MAX_SEED_BYTES})")
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SeedError(f"{path}: no such seed file") from None
-    except UnicodeDecodeError as e:
-        raise SeedError(f"{path}: not UTF-8 text (byte {e.start})") from None
+    text = read_input_text(path, "seed file", MAX_SEED_BYTES, error=SeedError)
     svbench = path.suffix.lower() == ".json"
     lines: list[int] = []
     if svbench:
