@@ -177,3 +177,25 @@ def test_log_scale_reads_the_same_kinematics_on_a_log_scale_directly_and_from_a_
     assert "log_scale" not in from_config("trajectory", frames=frames).options  # off: cache keys as before
     with pytest.raises(ValueError, match="log_scale"):
         from_config("trajectory", frames=frames, log_scale=0.0)
+
+
+def test_frame_size_runs_the_frame_encoder_on_shrunk_frames_and_lets_a_concatenation_share_the_read():
+    frames = {"name": "efficientnet_lite0", "weights": None, "image_size": 48, "resize": "squash"}
+    small = from_config("trajectory", frames=frames, layers=[2], grids=[1], frame_size=32)
+    clips = torch.rand(2, 6, 3, 48, 48)
+    shrunk = torch.nn.functional.interpolate(clips.flatten(0, 1), size=(32, 32), mode="bilinear", antialias=True)
+    direct = TrajectoryEncoder(small.frames, (2,), (1,), STATS, 2, 8, 1e-2, "l2", "avg")
+    torch.testing.assert_close(small(clips), direct(shrunk.view(2, 6, 3, 32, 32)))
+    assert not torch.allclose(small(clips), direct(clips))  # the size reaches the encoder
+    assert small.preprocess.size == (48, 48) and small.describe()["options"]["frame_size"] == 32
+    assert "frame_size" not in from_config("trajectory", frames=frames).options  # off: cache keys as before
+    concat = from_config(  # reads 48 px as the flow part does: one decode serves both
+        "concat",
+        parts=[
+            {"name": "flow_stats", "image_size": 48, "resize": "squash"},
+            {"name": "trajectory", "frames": frames, "layers": [2], "grids": [1], "frame_size": 32},
+        ],
+    )
+    assert concat.feature_dim == small.feature_dim + concat.parts[0].feature_dim
+    with pytest.raises(ValueError, match="frame_size"):
+        from_config("trajectory", frames=frames, frame_size=4)

@@ -15,7 +15,8 @@ kinematics of that path:
 
 Each is read per layer (``layers``) and per cell of one or more coarse grids over the feature map (``grids``:
 1 is the frame's global average, 4 a 4 x 4 grid), so that a small object moving wrongly is not averaged away
-with the background. Cell embeddings are L2-normalised first (``normalise: l2``): paths on the unit sphere have
+with the background. ``frame_size`` shrinks the frames as read before the frame encoder sees them: beside another
+encoder in a concatenation the two read frames alike (one decode), and the frame encoder runs at a cheaper size. Cell embeddings are L2-normalised first (``normalise: l2``): paths on the unit sphere have
 comparable lengths across layers and cells, whatever each channel's scale.
 
 Every statistic at frame t uses frames <= t only (causal). The steps that have no value yet repeat the first
@@ -151,8 +152,11 @@ class TrajectoryEncoder(FrozenEncoder):
         normalise: str,
         cell_pool: str,
         log_scale: float | None = None,
+        frame_size: int | None = None,
     ):
         super().__init__()
+        if frame_size is not None and not frame_size >= 16:
+            raise ValueError(f"trajectory: frame_size must be >= 16 pixels or null, got {frame_size}")
         if log_scale is not None and not log_scale > 0:
             raise ValueError(f"trajectory: log_scale must be > 0 or null, got {log_scale}")
         if not callable(getattr(frames, "frame_maps", None)):
@@ -174,6 +178,7 @@ class TrajectoryEncoder(FrozenEncoder):
         self.layers, self.grids, self.stats = tuple(layers), tuple(grids), tuple(stats)
         self.order, self.window, self.ridge = order, window, ridge
         self.normalise, self.cell_pool, self.log_scale = normalise, cell_pool, log_scale
+        self.frame_size = frame_size
         self.preprocess = frames.preprocess
         self.cells_per_layer = sum(g * g for g in self.grids)
         self.feature_dim = len(self.layers) * self.cells_per_layer * len(self.stats)
@@ -189,7 +194,10 @@ class TrajectoryEncoder(FrozenEncoder):
     def paths(self, clips: torch.Tensor) -> list[torch.Tensor]:
         """(B, T, 3, H, W) -> per layer, the cell embeddings' trajectories (B, T, K, C_l)."""
         b, t = clips.shape[:2]
-        maps = self.frames.frame_maps(clips.flatten(0, 1), list(self.layers))
+        x = clips.flatten(0, 1)
+        if self.frame_size is not None:  # the frames as read, shrunk for the frame encoder alone (module docstring)
+            x = F.interpolate(x, size=(self.frame_size,) * 2, mode="bilinear", antialias=True, align_corners=False)
+        maps = self.frames.frame_maps(x, list(self.layers))
         out = []
         for z in cell_embeddings(maps, self.grids, self.cell_pool):
             if self.normalise == "l2":
@@ -263,6 +271,7 @@ def trajectory(
     cell_pool: str = "avg",
     log_scale: float | None = None,
     within: dict | None = None,
+    frame_size: int | None = None,
 ) -> FrozenEncoder:
     """``frames``: the frame encoder's config ({"name": ..., **options}; EfficientNet-Lite0 with its packaged
     weights by default). ``layers``: which of its feature maps (:meth:`frame_maps` numbering; -1 the last).
@@ -270,7 +279,10 @@ def trajectory(
     of the residual. ``normalise``: ``l2`` (unit-sphere paths) or ``none``. ``cell_pool``: ``avg`` or ``max``
     over each cell. ``log_scale``: null keeps the kinematics as they are; a positive value gives
     ``log(x + log_scale)`` per value (:func:`log_scaled`). ``within``: the ``layers`` and ``grids`` of a wider trajectory encoder (same other options)
-    whose cached features these are read from (:class:`TrajectorySubset`), so that a sweep encodes once."""
+    whose cached features these are read from (:class:`TrajectorySubset`), so that a sweep encodes once.
+    ``frame_size``: null runs the frame encoder on the frames as its preprocessing gives them; N shrinks them to
+    N x N first (antialiased), so that the encoder beside another in a concatenation reads frames as the other
+    does (one decode for both) and still runs at a smaller, cheaper size."""
     if within is not None:
         wide = from_config(
             "trajectory",
@@ -282,6 +294,7 @@ def trajectory(
             ridge=ridge,
             normalise=normalise,
             cell_pool=cell_pool,
+            frame_size=frame_size,
         )
         enc = TrajectorySubset(wide, subset_columns(wide, layers, grids, stats), log_scale=log_scale)
         enc.weights_id = wide.weights_id
@@ -292,7 +305,17 @@ def trajectory(
     spec = dict(frames or {"name": "efficientnet_lite0"})
     frame_enc = from_config(spec.pop("name"), **spec)
     enc = TrajectoryEncoder(
-        frame_enc, tuple(layers), tuple(grids), tuple(stats), order, window, ridge, normalise, cell_pool, log_scale
+        frame_enc,
+        tuple(layers),
+        tuple(grids),
+        tuple(stats),
+        order,
+        window,
+        ridge,
+        normalise,
+        cell_pool,
+        log_scale,
+        frame_size,
     )
     enc.weights_id = frame_enc.weights_id
     enc.options = {
@@ -308,4 +331,6 @@ def trajectory(
     }
     if log_scale is not None:  # absent when off: caches and scorers made before the option keep their keys
         enc.options["log_scale"] = log_scale
+    if frame_size is not None:  # likewise
+        enc.options["frame_size"] = int(frame_size)
     return enc
