@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from phyprobe.data.manifest import Manifest, write_jsonl
-from phyprobe.features.cache import FeatureCache, video_key
+from phyprobe.features.cache import FeatureCache, content_hash, file_stat, video_key
 from phyprobe.features.extract import extract_features
 from phyprobe.features.table import ShardFeatureTable, load_feature_table
 from phyprobe.head import PhyProbeHead
@@ -149,3 +149,56 @@ def test_a_video_replaced_under_its_id_is_encoded_again(tmp_path):
     assert_same_features(
         {k: v for k, v in after.items() if k != replaced}, {k: v for k, v in before.items() if k != replaced}
     )
+
+
+def test_a_published_video_has_its_content_record_already(tmp_path, monkeypatch):
+    """The processes of a launch open the cache while the others publish: an id must never be seen published
+    without the record of the file it was encoded from, or it would read as a file that changed. A spy on the
+    writer's publication looks at the records at the moment each id list lands."""
+    import phyprobe.features.cache as cache_module
+
+    cache = _cache(tmp_path)
+    files = {}
+    for i in range(3):
+        files[f"v/{i}.mp4"] = tmp_path / f"{i}.mp4"
+        files[f"v/{i}.mp4"].write_bytes(bytes([i]) * 100)
+    publish, seen = cache_module._atomic_write_text, []
+
+    def spy(path, text):
+        if str(path).endswith(".ids.json"):
+            seen.append((set(json.loads(text)), set(cache.content_records())))
+        publish(path, text)
+
+    monkeypatch.setattr(cache_module, "_atomic_write_text", spy)
+    w = cache.writer(rank=0, shard_size=2)
+    for vid, f in files.items():
+        w.write(vid, np.zeros((4, 3), np.float16), np.arange(4), content=content_hash(f), stat=file_stat(f))
+    w.close()
+    assert len(seen) == 2 and all(ids <= records for ids, records in seen)
+    assert not cache.changed_ids(files)
+
+
+def test_a_content_file_being_appended_is_read_up_to_its_last_whole_line(tmp_path):
+    cache = _cache(tmp_path)
+    cache.prepare()
+    whole = json.dumps({"id": "v/0.mp4", "sha256": "ab", "stat": [1, 2]})
+    (cache.dir / "content-r01.jsonl").write_text(whole + "\n" + '{"id": "v/1.mp4", "sha2')
+    assert cache.content_records() == {"v/0.mp4": json.loads(whole)}
+
+
+def test_a_process_checks_and_forgets_only_its_own_share(tmp_path):
+    """A published video with no record (as another process's video looked mid-publication before the record came
+    first) is forgotten by the process whose share it is, never by another one, which would not encode it again."""
+    from phyprobe.features.extract import PassOptions, in_share, pending
+
+    m = toy_manifest_at(tmp_path / "m", num_scenes=3)
+    enc = tiny_encoder()
+    cache = extract_features(m, enc, CLIP, tmp_path / "cache", batch_size=2, num_workers=0, trainer_kwargs=CPU)
+    keys = sorted(cache.cache.done_ids())
+    victim = next(k for k in keys if in_share(k, 1, 2))
+    for f in cache.cache.dir.glob("content-*.jsonl"):  # its record gone: it reads as changed
+        f.write_text("".join(line + "\n" for line in f.read_text().splitlines() if victim not in line))
+    other = pending(m, enc, CLIP, tmp_path / "cache", "float16", PassOptions(share=(0, 2)), None)
+    assert victim in cache.cache.done_ids() and not other.todo
+    own = pending(m, enc, CLIP, tmp_path / "cache", "float16", PassOptions(share=(1, 2)), None)
+    assert victim not in cache.cache.done_ids() and [k for k, _ in own.todo] == [victim]

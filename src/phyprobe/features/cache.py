@@ -160,7 +160,8 @@ class FeatureCache:
         """id -> (its latest content record, the content file that holds it)."""
         out: dict[str, tuple[dict, Path]] = {}
         for f in sorted(self.dir.glob("content-*.jsonl")):
-            for line in f.read_text().splitlines():
+            *lines, tail = f.read_text().split("\n")  # tail: a line another process is still appending, if any
+            for line in lines:
                 if line.strip():
                     r = json.loads(line)
                     out[r["id"]] = (r, f)
@@ -181,8 +182,9 @@ class FeatureCache:
         A file whose bytes still match has its record renewed with its stat, so the next run need not read it.
         ``digest``: a file's sha256 (default :func:`content_hash`; a dataset's index gives it without a read)."""
         digest = digest or content_hash
+        done = self.done_ids() & paths.keys()  # first: a published id's record was written before it was published
         records, changed, renewed = self._latest_records(), set(), {}
-        for vid in self.done_ids() & paths.keys():
+        for vid in done:
             r, source = records.get(vid, (None, None))
             stat_now = file_stat(paths[vid])
             if r is None:
@@ -419,11 +421,11 @@ class ShardWriter:
             return
         self._sink.close()
         final = self._path()
-        _atomic_write_text(final.with_suffix(".ids.json"), json.dumps(self._ids))
-        os.replace(str(final) + ".tmp", final)
-        if self._content:
+        if self._content:  # before the ids are published: a reader that sees an id published finds its record
             with open(self.dir / f"content-{self.rank_name}.jsonl", "a", encoding="utf-8") as f:
                 f.write("".join(json.dumps(r) + "\n" for r in self._content))
+        _atomic_write_text(final.with_suffix(".ids.json"), json.dumps(self._ids))
+        os.replace(str(final) + ".tmp", final)
         self._sink, self._ids, self._content = None, [], []
         self._seq += 1
 

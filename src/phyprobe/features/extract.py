@@ -239,13 +239,17 @@ def pending(
     manifest: Manifest, encoder: FrozenEncoder, clip: ClipSpec, cache_root, dtype: str, opts: PassOptions, digest
 ) -> Pending:
     """Open ``encoder``'s cache for ``manifest`` and list what is not in it yet: videos never encoded, and videos whose
-    file changed since (forgotten first, with a warning), within this process's share."""
+    file changed since (forgotten first, with a warning), within this process's share. Only the share's videos are
+    checked and forgotten: the processes of a launch open the cache while the others publish, and one must never
+    take out a video another process has just written and will not encode again."""
     cache = FeatureCache(cache_root, encoder.describe(), clip, dtype)
     view = cache.for_manifest(manifest)
     cache.prepare()
     paths: dict[str, Path] = {}  # stored key -> file, once per file however many ids list it
     for vid, p in zip(manifest.videos["id"], manifest.videos["path"]):
-        paths.setdefault(view.key_of(vid), manifest.video_path(p))
+        key = view.key_of(vid)
+        if opts.share is None or in_share(key, *opts.share):  # another process checks, forgets and encodes the rest
+            paths.setdefault(key, manifest.video_path(p))
     changed = cache.changed_ids(paths, digest)
     if changed:
         log.warning(
@@ -256,7 +260,7 @@ def pending(
         )
         cache.forget(changed)
     skip = cache.done_ids() | cache.known_failures(paths)
-    todo = [(k, p) for k, p in paths.items() if k not in skip and (opts.share is None or in_share(k, *opts.share))]
+    todo = [(k, p) for k, p in paths.items() if k not in skip]
     return Pending(cache, view, todo)
 
 
