@@ -540,7 +540,7 @@ def _decode(
             frame_bytes = max(1, (cc.width or 1) * (cc.height or 1) * 3 // 2)
             cc.thread_type = "AUTO"
             cc.thread_count = max(1, min(decoder_threads(), DECODER_FRAME_BUDGET // frame_bytes))
-            lookup = None if plan[0][0] is None and len(plan) == 1 else {int(p): j for j, p in enumerate(index.pts)}
+            lookup = None if len(plan) == 1 else {int(p): j for j, p in enumerate(index.pts)}  # one segment: no seek
             for start, end in plan:
                 if start is not None:
                     container.seek(int(index.pts[start]), stream=stream, backward=True, any_frame=False)
