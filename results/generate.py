@@ -3,12 +3,14 @@
     python research/judge_design.py --out outputs/judge-paper --world-builds ... --footage-builds ...   # the default
     python train.py -m experiment=no_rank,no_mag,no_cal,pooling_max,pooling_mean seed=0,1,2 ... hydra.sweep.dir=outputs/ablations
     python train.py -m experiment=sweep_lambda seed=0,1,2 ... hydra.sweep.dir=outputs/ablations-lambda
+    python research/judge_design.py --out outputs/design/flow_dynamics_bal ...   # the default, balanced draws
     python results/generate.py   # -> results/default.csv, default_over_seeds.csv, ablations.csv, lambda_sweep.csv; README
 
 The commands with every option are in docs/studies/paper-pipeline-default.md and docs/studies/ablations-paper-pipeline.md.
 Each run's design comes from where it lies: ``--paper`` (a judge_design output: default/, cross/, unseen_world/,
-unseen_footage/), ``--evidence-head`` (runs of ``experiment=evidence_head`` and their eval/ folders) and
-``--ablations`` (a sweep whose runs are named by their experiment).
+unseen_footage/), ``--balanced`` (the same, for the default with balanced draws), ``--evidence-head`` (runs of
+``experiment=evidence_head`` and their eval/ folders) and ``--ablations`` (a sweep whose runs are named by their
+experiment). A design none of whose runs are on this machine keeps its rows of ``results/default.csv``.
 """
 
 from __future__ import annotations
@@ -20,7 +22,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from phyprobe.eval.results import collect, detail_markdown, over_seeds, readme_table, table_block, with_table
+from phyprobe.eval.results import (
+    collect,
+    detail_markdown,
+    over_seeds,
+    readme_table,
+    table_block,
+    with_designs_kept,
+    with_table,
+)
 from phyprobe.eval.summary import run_names
 
 HERE = Path(__file__).resolve().parent
@@ -38,12 +48,19 @@ ABLATION_FIGURES = {
 }
 
 
-def paper_runs(root: Path) -> dict[tuple[str, str], list[Path]]:
-    runs: dict[tuple[str, str], list[Path]] = {("paper", "default"): sorted((root / "default").glob("seed*"))}
+def paper_runs(root: Path, design: str = "paper") -> dict[tuple[str, str], list[Path]]:
+    """The runs of a ``research/judge_design.py`` output, as ``design``'s."""
+    runs: dict[tuple[str, str], list[Path]] = {(design, "default"): sorted((root / "default").glob("seed*"))}
     for d in sorted((root / "cross").glob("*")):
-        runs.setdefault(("paper", re.sub(r"-seed\d+$", "", d.name)), []).append(d)
-    runs[("paper", "unseen")] = sorted([*(root / "unseen_world").glob("*"), *(root / "unseen_footage").glob("*")])
+        runs.setdefault((design, re.sub(r"-seed\d+$", "", d.name)), []).append(d)
+    runs[(design, "unseen")] = sorted([*(root / "unseen_world").glob("*"), *(root / "unseen_footage").glob("*")])
     return {k: [d for d in v if (d / "metrics.json").is_file()] for k, v in runs.items()}
+
+
+def with_kept_rows(runs: dict[tuple[str, str], list[Path]], previous: Path = HERE / "default.csv") -> pd.DataFrame:
+    """The long table of ``runs``, and ``previous``'s rows of every design none of whose runs are here."""
+    long = collect(runs)
+    return with_designs_kept(long, pd.read_csv(previous)) if previous.is_file() else long
 
 
 def evidence_runs(dirs: list[Path]) -> dict[tuple[str, str], list[Path]]:
@@ -175,6 +192,7 @@ def leaderboard_table(out: Path) -> pd.DataFrame:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--paper", type=Path, default=Path("outputs/judge-paper"))
+    ap.add_argument("--balanced", type=Path, default=Path("outputs/design/flow_dynamics_bal"))
     ap.add_argument(
         "--evidence-head",
         type=Path,
@@ -185,8 +203,8 @@ def main() -> None:
     ap.add_argument("--lambda-sweep", type=Path, default=Path("outputs/ablations-lambda"))
     ap.add_argument("--leaderboard", type=Path, default=Path("outputs/leaderboard-example"))
     args = ap.parse_args()
-    runs = {**paper_runs(args.paper), **evidence_runs(args.evidence_head)}
-    long = collect(runs)
+    runs = {**paper_runs(args.paper), **paper_runs(args.balanced, "balanced"), **evidence_runs(args.evidence_head)}
+    long = with_kept_rows(runs)
     long.to_csv(HERE / "default.csv", index=False, float_format="%.6g")
     over = over_seeds(long)
     over.to_csv(HERE / "default_over_seeds.csv", index=False, float_format="%.6g")

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from phyprobe.eval.results import readme_table, table_block
+from phyprobe.eval.results import headline_markdown, readme_table, table_block, with_designs_kept
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,3 +42,66 @@ def test_a_benchmark_run_again_replaces_its_own_rows_only(tmp_path):
         ("eval", "speedup", 24.0),
     ]
     assert table["version"].str.startswith("0.").all() and (table["cores"] >= 1).all()
+
+
+def test_the_balanced_default_holds_every_seed_it_ran():
+    long = pd.read_csv(ROOT / "results" / "default.csv")
+    default = long[(long.design == "balanced") & (long.role == "default") & (long.benchmark == "world_test")]
+    assert sorted(default.seed) == [0, 1, 2, 3, 4]
+
+
+def test_a_design_without_runs_here_keeps_its_recorded_rows_and_one_with_runs_is_replaced():
+    previous = pd.DataFrame(
+        [
+            {"design": "paper", "role": "default", "benchmark": "rigs", "seed": 0, "value": 0.6},
+            {"design": "balanced", "role": "default", "benchmark": "rigs", "seed": 0, "value": 0.1},
+        ]
+    )
+    long = pd.DataFrame([{"design": "balanced", "role": "default", "benchmark": "rigs", "seed": 0, "value": 0.7}])
+    got = with_designs_kept(long, previous)
+    assert sorted(zip(got.design, got.value)) == [("balanced", 0.7), ("paper", 0.6)]
+    assert with_designs_kept(long.iloc[:0], previous).equals(previous)
+
+
+def test_the_heuristics_column_comes_from_the_first_design_that_has_the_row():
+    over = pd.DataFrame(
+        [
+            {
+                "design": "new",
+                "role": "unseen",
+                "benchmark": "rigs",
+                "build": "b",
+                "mean": 0.7,
+                "sd": 0.0,
+                "motion": 0.5,
+                "n": 10,
+                "seeds": "0",
+            },
+            {
+                "design": "old",
+                "role": "unseen",
+                "benchmark": "rigs",
+                "build": "b",
+                "mean": 0.6,
+                "sd": 0.0,
+                "motion": 0.4,
+                "n": 10,
+                "seeds": "0",
+            },
+            {
+                "design": "old",
+                "role": "cross",
+                "benchmark": "rigs",
+                "build": "b",
+                "mean": 0.55,
+                "sd": 0.0,
+                "motion": 0.3,
+                "n": 8,
+                "seeds": "0",
+            },
+        ]
+    )
+    rows = [("unseen", "unseen", "rigs", "b"), ("cross", "cross", "rigs", "b")]
+    md = headline_markdown(over, rows, [("new", "N"), ("old", "O")], ["new", "old"]).splitlines()
+    assert md[2].endswith("| 0.500 | 10 |") and md[3].startswith("| cross | — |")  # the new design's, then the old's
+    assert md[3].endswith("| 0.300 | 8 |")

@@ -130,6 +130,14 @@ def collect(runs: dict[tuple[str, str], list[str | Path]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
+def with_designs_kept(long: pd.DataFrame, previous: pd.DataFrame) -> pd.DataFrame:
+    """``long`` with ``previous``'s rows of every design ``long`` does not have. Runs are large and stay where they
+    ran; ``results/default.csv`` is the record, so a design measured on another machine keeps its figures when the
+    table is written again from the runs on this one."""
+    kept = previous[~previous["design"].isin(set(long["design"]))]
+    return pd.concat([kept, long], ignore_index=True) if len(long) else kept.reset_index(drop=True)
+
+
 def over_seeds(long: pd.DataFrame) -> pd.DataFrame:
     """Mean ± sd over seeds of each (design, role, benchmark, build): the figure, each baseline's (the motion heuristic,
     GeoPhys) and the margin over it, the lowest interval start of that margin, and the seeds read."""
@@ -163,13 +171,20 @@ def _cell(row: pd.Series | None) -> str:
 
 
 def headline_markdown(
-    table: pd.DataFrame, rows: list[tuple[str, str, str, str]], designs: list[tuple[str, str]], baseline_of: str
+    table: pd.DataFrame,
+    rows: list[tuple[str, str, str, str]],
+    designs: list[tuple[str, str]],
+    baseline_of: str | list[str],
 ) -> str:
     """The README's table: ``rows`` are (label, role, benchmark, build); a column per (design, header), then the motion
-    heuristic on the same pairs (read from ``baseline_of``'s runs), GeoPhys beside it when those runs measured it,
-    and n."""
+    heuristic on the same pairs (read from ``baseline_of``'s runs: of several designs, the first that has the row),
+    GeoPhys beside it when those runs measured it, and n."""
     index = {(r.design, r.role, r.benchmark, r.build): r for r in table.itertuples(index=False)}
-    bases = [index.get((baseline_of, role, bench, build)) for _, role, bench, build in rows]
+    order = [baseline_of] if isinstance(baseline_of, str) else list(baseline_of)
+    bases = [
+        next((index[k] for k in ((d, role, bench, build) for d in order) if k in index), None)
+        for _, role, bench, build in rows
+    ]
 
     def figure(base, name: str) -> str:
         value = getattr(base, name, None) if base is not None else None
