@@ -57,12 +57,6 @@ def paper_runs(root: Path, design: str = "paper") -> dict[tuple[str, str], list[
     return {k: [d for d in v if (d / "metrics.json").is_file()] for k, v in runs.items()}
 
 
-def with_kept_rows(runs: dict[tuple[str, str], list[Path]], previous: Path = HERE / "default.csv") -> pd.DataFrame:
-    """The long table of ``runs``, and ``previous``'s rows of every design none of whose runs are here."""
-    long = collect(runs)
-    return with_designs_kept(long, pd.read_csv(previous)) if previous.is_file() else long
-
-
 def evidence_runs(dirs: list[Path]) -> dict[tuple[str, str], list[Path]]:
     return {
         ("evidence_head", "default"): [d for d in dirs if (d / "metrics.json").is_file()],
@@ -204,7 +198,9 @@ def main() -> None:
     ap.add_argument("--leaderboard", type=Path, default=Path("outputs/leaderboard-example"))
     args = ap.parse_args()
     runs = {**paper_runs(args.paper), **paper_runs(args.balanced, "balanced"), **evidence_runs(args.evidence_head)}
-    long = with_kept_rows(runs)
+    long = collect(runs)
+    if (HERE / "default.csv").is_file():  # designs none of whose runs are here keep their recorded rows
+        long = with_designs_kept(long, pd.read_csv(HERE / "default.csv"))
     long.to_csv(HERE / "default.csv", index=False, float_format="%.6g")
     over = over_seeds(long)
     over.to_csv(HERE / "default_over_seeds.csv", index=False, float_format="%.6g")

@@ -65,42 +65,9 @@ def test_a_design_without_runs_here_keeps_its_recorded_rows_and_one_with_runs_is
 
 def test_the_heuristics_column_comes_from_the_first_design_that_has_the_row():
     over = pd.DataFrame(
-        [
-            {
-                "design": "new",
-                "role": "unseen",
-                "benchmark": "rigs",
-                "build": "b",
-                "mean": 0.7,
-                "sd": 0.0,
-                "motion": 0.5,
-                "n": 10,
-                "seeds": "0",
-            },
-            {
-                "design": "old",
-                "role": "unseen",
-                "benchmark": "rigs",
-                "build": "b",
-                "mean": 0.6,
-                "sd": 0.0,
-                "motion": 0.4,
-                "n": 10,
-                "seeds": "0",
-            },
-            {
-                "design": "old",
-                "role": "cross",
-                "benchmark": "rigs",
-                "build": "b",
-                "mean": 0.55,
-                "sd": 0.0,
-                "motion": 0.3,
-                "n": 8,
-                "seeds": "0",
-            },
-        ]
-    )
+        [("new", "unseen", 0.7, 0.5, 10), ("old", "unseen", 0.6, 0.4, 10), ("old", "cross", 0.55, 0.3, 8)],
+        columns=["design", "role", "mean", "motion", "n"],
+    ).assign(benchmark="rigs", build="b", sd=0.0, seeds="0")
     rows = [("unseen", "unseen", "rigs", "b"), ("cross", "cross", "rigs", "b")]
     md = headline_markdown(over, rows, [("new", "N"), ("old", "O")], ["new", "old"]).splitlines()
     assert md[2].endswith("| 0.500 | 10 |") and md[3].startswith("| cross | — |")  # the new design's, then the old's

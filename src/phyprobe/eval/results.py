@@ -182,7 +182,7 @@ def headline_markdown(
     index = {(r.design, r.role, r.benchmark, r.build): r for r in table.itertuples(index=False)}
     order = [baseline_of] if isinstance(baseline_of, str) else list(baseline_of)
     bases = [
-        next((index[k] for k in ((d, role, bench, build) for d in order) if k in index), None)
+        next((index[(d, role, bench, build)] for d in order if (d, role, bench, build) in index), None)
         for _, role, bench, build in rows
     ]
 
