@@ -41,7 +41,9 @@ def test_version_and_overview():
     assert err.returncode == 2 and err.stderr.strip() == "phyprobe: error: no/such/dir/x: no such scorer directory"
 
 
-N_VIDEOS = 48  # enough that the signal lands part way: a row is written every batch of one video
+# Enough that the signal lands part way even when this process waits its turn on a loaded machine (a row is written
+# every batch of one video; with 48, a run under `-n 2` once finished before the signal was sent).
+N_VIDEOS = 192
 
 
 def test_sigterm_stops_scoring_and_a_rerun_completes_the_file(tmp_path):
