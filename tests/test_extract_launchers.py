@@ -27,7 +27,7 @@ from conftest import run_cli
 
 from phyprobe.cli import main as cli_main
 from phyprobe.features.cache import FeatureCache
-from phyprobe.testing.features import shard_contents, toy_manifest_at
+from phyprobe.testing.features import in_every_share, shard_contents, toy_manifest_at
 
 REPO = Path(__file__).resolve().parents[1]
 OPTIONS = ["--image-size", "32", "--num-frames", "4", "--workers", "0", "--batch-size", "1", "--shard-size", "1"]
@@ -42,9 +42,8 @@ EXTRACT = [sys.executable, "-m", "phyprobe.cli", "extract"]
 
 @pytest.fixture(scope="module")
 def manifest(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("m")
-    toy_manifest_at(root, num_scenes=5)  # 10 videos
-    return root
+    # 10 videos, in a folder where each of the four processes below has some to encode
+    return in_every_share(lambda f: toy_manifest_at(f, num_scenes=5), tmp_path_factory.mktemp("m"), 4)
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,15 @@ from phyprobe.features.extract import extract_features
 from phyprobe.features.table import ShardFeatureTable, load_feature_table
 from phyprobe.head import PhyProbeHead
 from phyprobe.io.video import write_video
-from phyprobe.testing.features import CLIP, CPU, assert_same_features, shard_contents, tiny_encoder, toy_manifest_at
+from phyprobe.testing.features import (
+    CLIP,
+    CPU,
+    assert_same_features,
+    in_every_share,
+    shard_contents,
+    tiny_encoder,
+    toy_manifest_at,
+)
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -191,7 +199,7 @@ def test_a_process_checks_and_forgets_only_its_own_share(tmp_path):
     first) is forgotten by the process whose share it is, never by another one, which would not encode it again."""
     from phyprobe.features.extract import PassOptions, in_share, pending
 
-    m = toy_manifest_at(tmp_path / "m", num_scenes=3)
+    m = Manifest.load(in_every_share(lambda f: toy_manifest_at(f, num_scenes=3), tmp_path, 2))
     enc = tiny_encoder()
     cache = extract_features(m, enc, CLIP, tmp_path / "cache", batch_size=2, num_workers=0, trainer_kwargs=CPU)
     keys = sorted(cache.cache.done_ids())

@@ -120,16 +120,12 @@ def test_only_the_extract_stage_runs_as_one_of_a_launchers_processes(tmp_path, m
     from phyprobe.data.manifest import Manifest
     from phyprobe.features.cache import video_keys
     from phyprobe.features.extract import in_share
+    from phyprobe.testing.features import in_every_share
 
-    # A video's share hashes its absolute path, so which share gets what depends on tmp_path: of the folders
-    # m0, m1, ... take the first whose eight videos split between both processes (on a 1-in-256 path every video
-    # falls to one process, and that process's check below would test nothing).
-    for i in range(64):
-        run = _toy_manifest_run(tmp_path, folder=f"m{i}")
-        keys = set(video_keys(Manifest.load(tmp_path / f"m{i}").paths()))
-        first = {k for k in keys if in_share(k, 0, 2)}
-        if first and first != keys:
-            break
+    runs = {}  # folder name -> the run's overrides
+    folder = in_every_share(lambda f: runs.setdefault(f.name, _toy_manifest_run(tmp_path, folder=f.name)), tmp_path, 2)
+    run = runs[folder.name]
+    first = {k for k in video_keys(Manifest.load(folder).paths()) if in_share(k, 0, 2)}
     monkeypatch.setenv("WORLD_SIZE", "2")
     monkeypatch.setenv("RANK", "0")
     with pytest.raises(UserError, match=r"only stages=\[extract\] runs in several processes"):

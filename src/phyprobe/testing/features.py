@@ -3,6 +3,7 @@ process builds the same, toy manifests, and comparisons of what caches hold."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +11,7 @@ import torch
 
 from phyprobe.data.manifest import Manifest
 from phyprobe.encoders import from_config
-from phyprobe.features.cache import FeatureCache, ManifestCache
+from phyprobe.features.cache import FeatureCache, ManifestCache, video_keys
 from phyprobe.io.video import ClipSpec
 from phyprobe.testing.videos import write_toy_manifest
 
@@ -31,6 +32,22 @@ def tiny_encoder(image_size: int = 32):
 def toy_manifest_at(root: Path, num_scenes: int = 6, frames: int = 8) -> Manifest:
     write_toy_manifest(root, num_scenes=num_scenes, frames=frames, size=(32, 48))
     return Manifest.load(root)
+
+
+def in_every_share(write: Callable[[Path], object], parent: Path, count: int) -> Path:
+    """The first of ``parent/m0``, ``m1``, ... (each written by ``write(folder)`` until one fits) whose videos fall
+    in every one of ``count`` shares. A video's share hashes its absolute path, so which process gets which video
+    depends on where the test's temporary folder is; on an unlucky folder one share is empty (1 in 2**(n-1) for two
+    shares of n videos) and a test of what that share's process does would test nothing."""
+    from phyprobe.features.extract import in_share  # here: the processes that import this module skip Lightning
+
+    for i in range(100):
+        folder = parent / f"m{i}"
+        write(folder)
+        keys = video_keys(Manifest.load(folder).paths())
+        if all(any(in_share(k, index, count) for k in keys) for index in range(count)):
+            return folder
+    raise AssertionError(f"no folder under {parent} whose videos fall in all {count} shares")
 
 
 def shard_contents(cache: FeatureCache | ManifestCache) -> dict[str, np.ndarray]:
