@@ -94,9 +94,14 @@ def test_a_killed_small_extraction_keeps_what_it_finished(tmp_path):
         "1",
     ]
     env = {"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"}
-    p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    # held once its first shard is published (phyprobe.testing.held), so the kill lands part way however fast the run
+    held = [sys.executable, "-m", "phyprobe.testing.held", "phyprobe.features.cache:ShardWriter.flush", "1", "--"]
+    p = subprocess.Popen(
+        [*held, *cmd[3:]], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+    )
     deadline = time.time() + 300
     while time.time() < deadline and not list((tmp_path / "cache").glob("*/shard-*.ids.json")):
+        assert p.poll() is None, p.stderr.read().decode()[-2000:]
         time.sleep(0.05)
     p.send_signal(signal.SIGKILL)
     p.wait()

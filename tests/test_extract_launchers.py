@@ -38,6 +38,14 @@ ENV = {
     "HOME": os.environ.get("HOME", "/tmp"),
 }
 EXTRACT = [sys.executable, "-m", "phyprobe.cli", "extract"]
+HELD_AFTER_FIRST_SHARD = [
+    sys.executable,
+    "-m",
+    "phyprobe.testing.held",
+    "phyprobe.features.cache:ShardWriter.flush",
+    "1",
+    "--",
+]
 
 
 @pytest.fixture(scope="module")
@@ -108,11 +116,14 @@ def test_torchrun_on_two_nodes_of_two_processes_fills_the_cache_one_process_fill
     assert ranks <= {"r00", "r01", "r02", "r03"} and len(ranks) > 1, ranks  # each process wrote under its own rank
 
 
-def _srun_task(manifest: Path, cache: Path, task: int, tasks: int) -> subprocess.Popen:
+def _srun_task(manifest: Path, cache: Path, task: int, tasks: int, held: bool = False) -> subprocess.Popen:
+    """``held``: the task stops for good once it has published its first shard (phyprobe.testing.held), so a kill
+    lands part way through its share however fast the machine."""
     env = {**ENV, "SLURM_PROCID": str(task), "SLURM_LOCALID": str(task), "SLURM_STEP_NUM_TASKS": str(tasks)}
     env.update(SLURM_NTASKS=str(tasks), SLURM_JOB_ID="4242", SLURM_JOB_NAME="extract", SLURM_NODEID="0")
+    command = [*HELD_AFTER_FIRST_SHARD, "extract"] if held else EXTRACT
     return subprocess.Popen(
-        [*EXTRACT, str(manifest), *OPTIONS, "--cache", str(cache)],
+        [*command, str(manifest), *OPTIONS, "--cache", str(cache)],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -122,21 +133,19 @@ def _srun_task(manifest: Path, cache: Path, task: int, tasks: int) -> subprocess
 
 
 def test_an_srun_task_killed_with_sigkill_then_rerun_encodes_nothing_twice(manifest, reference, tmp_path):
-    for attempt in range(3):  # the kill must land before the task finishes its share; on a loaded machine, retry
-        cache = tmp_path / f"cache{attempt}"
-        tasks = [_srun_task(manifest, cache, t, 2) for t in (0, 1)]
-        deadline = time.time() + 300
-        while time.time() < deadline and not list(cache.glob("*/shard-r01-*.ids.json")):
-            time.sleep(0.005)
-        os.killpg(tasks[1].pid, signal.SIGKILL)
-        tasks[1].wait()
-        out0 = tasks[0].communicate(timeout=300)[0]
-        assert tasks[0].returncode == 0 and "share 0/2" in out0, out0
-        directory = next(cache.iterdir())
-        published = {p: p.read_bytes() for p in directory.glob("shard-*.tar")}
-        before = set(shard_contents(FeatureCache.open(directory)))
-        if len(before) < len(reference):
-            break
+    cache = tmp_path / "cache"
+    tasks = [_srun_task(manifest, cache, t, 2, held=t == 1) for t in (0, 1)]
+    deadline = time.time() + 300
+    while time.time() < deadline and not list(cache.glob("*/shard-r01-*.ids.json")):
+        assert tasks[1].poll() is None, tasks[1].communicate()[0]
+        time.sleep(0.005)
+    os.killpg(tasks[1].pid, signal.SIGKILL)
+    tasks[1].wait()
+    out0 = tasks[0].communicate(timeout=300)[0]
+    assert tasks[0].returncode == 0 and "share 0/2" in out0, out0
+    directory = next(cache.iterdir())
+    published = {p: p.read_bytes() for p in directory.glob("shard-*.tar")}
+    before = set(shard_contents(FeatureCache.open(directory)))
     assert 0 < len(before) < len(reference)  # the killed task's share was left unfinished
 
     rerun = _srun_task(manifest, cache, 1, 2)

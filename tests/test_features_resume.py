@@ -22,6 +22,8 @@ torch.set_num_threads(1)
 from phyprobe.data.manifest import Manifest
 from phyprobe.features.extract import extract_features
 from phyprobe.testing.features import CLIP, tiny_encoder
+from phyprobe.testing.held import hold_after
+hold_after("phyprobe.features.cache:ShardWriter.flush", 1)  # held once a shard is published: the kill lands part way
 extract_features(Manifest.load({manifest!r}), tiny_encoder(64), CLIP, {cache!r}, **{extract!r})
 """
 

@@ -66,9 +66,9 @@ def test_csv_results_answer_every_video_once_and_a_rerun_adds_only_new_ones(scor
     assert [r for r in rows if r["video"] == str(junk)][0]["error"]
 
 
-def _long_clip_dir(root: Path, n: int) -> Path:
-    """n copies of one 80-frame clip: decoding each takes long enough for a kill to land halfway."""
-    src = write_video(root / "src.mp4", np.random.default_rng(0).integers(0, 255, (80, 96, 128, 3), dtype=np.uint8))
+def _copies_of_one_clip(root: Path, n: int) -> Path:
+    """n copies of one clip: every row scores the same."""
+    src = write_video(root / "src.mp4", np.random.default_rng(0).integers(0, 255, (8, 32, 32, 3), dtype=np.uint8))
     d = root / "videos"
     d.mkdir()
     for i in range(n):
@@ -77,13 +77,18 @@ def _long_clip_dir(root: Path, n: int) -> Path:
 
 
 def test_kill_halfway_then_rerun_loses_nothing_and_scores_nothing_twice(scorer_dir, tmp_path, capsys):
-    n = 24
-    videos = _long_clip_dir(tmp_path, n)
+    n = 16
+    videos = _copies_of_one_clip(tmp_path, n)
     out = tmp_path / "scores.jsonl"
+    # held once its third batch of two rows is appended (phyprobe.testing.held): the kill lands halfway, however
+    # fast the run
     cmd = [
         sys.executable,
         "-m",
-        "phyprobe.cli",
+        "phyprobe.testing.held",
+        "phyprobe.scorer.results:ResultFile.append",
+        "3",
+        "--",
         "score",
         str(scorer_dir),
         str(videos),
