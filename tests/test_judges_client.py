@@ -43,8 +43,8 @@ def _server_key(rec: dict) -> str:
 
 def test_every_scripted_reply_ends_in_a_parsed_score_or_a_recorded_failure(cases, tmp_path, caplog):
     caplog.set_level(logging.DEBUG, logger="phyprobe.judges.client")
-    with ScriptedServer(timeout_sleep=1.5) as srv:
-        res = run_judge(physics_cfg(srv.base_url, tmp_path / "cache"), cases, tmp_path / "out")
+    with ScriptedServer(timeout_sleep=3.0) as srv:  # the timeout case's first reply: well past the 1 s deadline
+        res = run_judge(physics_cfg(srv.base_url, tmp_path / "cache", timeout_s=1.0), cases, tmp_path / "out")
         counts = dict(srv.counts)
     recs = {vid.split("_", 1)[1]: r for vid, r in res.records.items()}
     assert set(recs) == set(CASES)  # the run finished and every video has a record
