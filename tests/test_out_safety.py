@@ -238,10 +238,13 @@ def test_two_concurrent_runs_never_write_a_video_twice(scorer_dir, videos, tmp_p
     procs = [subprocess.Popen(argv, env=ENV, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     results = [(p.communicate(timeout=240)[1], p.returncode)[::-1] for p in procs]
     codes = sorted(c for c, _ in results)
-    assert codes == [0, 2], results  # one scores, the other is refused at once
-    refused = next(e for c, e in results if c == 2)
-    winner = next(p for p, (c, _) in zip(procs, results) if c == 0)
-    assert f"another phyprobe score is writing {out} (pid {winner.pid})" in one_error_line(refused)
+    if codes == [0, 0]:  # the second started after the first had finished (start-up on a loaded machine): it resumed
+        assert any(f"{len(list(videos.iterdir()))} already answered" in e for _, e in results), results
+    else:  # one scores, the other is refused at once
+        assert codes == [0, 2], results
+        refused = next(e for c, e in results if c == 2)
+        winner = next(p for p, (c, _) in zip(procs, results) if c == 0)
+        assert f"another phyprobe score is writing {out} (pid {winner.pid})" in one_error_line(refused)
     videos_written = [r["video"] for r in rows_of(out)]
     assert sorted(videos_written) == sorted(str(p) for p in videos.iterdir())  # each exactly once
 

@@ -59,7 +59,7 @@ def test_a_run_that_would_encode_too_much_here_prints_the_distributed_commands(t
         train(compose_train(tmp_path / "run", run))
     assert not list((tmp_path / "cache").glob("*/shard-*.tar"))  # nothing encoded
     code, _, err = run_cli(
-        ["extract", tmp_path / "m", *backbone, "--cache", tmp_path / "cache", "--workers", "0"], capsys
+        ["extract", tmp_path / "m", *backbone, "--cache", tmp_path / "cache", "--workers", "0"], capsys, 300
     )
     assert code == 0, err
     assert train(compose_train(tmp_path / "run", run))["run"]["num_train_pairs"] > 0
