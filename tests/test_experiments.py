@@ -1,5 +1,6 @@
 """Every experiment config composes with the real configs and runs end to end at toy size."""
 
+import functools
 import json
 import os
 import subprocess
@@ -68,6 +69,13 @@ def toy_worlds_overrides(tiny_worlds: Path, cache: Path) -> list[str]:
 READ_BENCHMARKS = ("world_test", "world3d_test")
 
 
+@functools.cache
+def default_benchmarks() -> tuple[str, ...]:
+    """The default's benchmarks, composed once per process (composing writes nothing): every toy run drops the same
+    ones."""
+    return tuple(compose_train(Path("unused"), []).eval.benchmarks)
+
+
 def test_experiment_list_covers_the_paper_ablations():
     assert {
         "full",
@@ -82,9 +90,9 @@ def test_experiment_list_covers_the_paper_ablations():
     } <= set(EXPERIMENTS)
 
 
-def backbone_overrides(tmp_path: Path, experiment: str) -> list[str]:
-    """Encoder ablations run the real code path on a random-initialised tiny variant of their encoder."""
-    backbone = compose_train(tmp_path, [f"experiment={experiment}"]).backbone
+def backbone_overrides(backbone) -> list[str]:
+    """Encoder ablations run the real code path on a random-initialised tiny variant of their encoder
+    (``backbone``: the experiment's composed backbone group)."""
     name = backbone.name
     if name in ("efficientnet_lite0", "trajectory", "concat") or "fit" in backbone:  # embedded, or fitted in the run
         return []
@@ -119,17 +127,18 @@ def test_lowpass_flow_changes_only_the_dynamics_models_base_flow_and_combines_wi
 
 @pytest.mark.parametrize("experiment", [e for e in EXPERIMENTS if e not in BUILD_ONLY])
 def test_experiment_runs_at_toy_size(experiment, tiny_world, tiny_worlds, shared_cache, tmp_path):
-    both = compose_train(tmp_path, [f"experiment={experiment}"]).data.source._target_.endswith(".worlds")
+    plain = compose_train(tmp_path, [f"experiment={experiment}"])
+    both = plain.data.source._target_.endswith(".worlds")
     overrides = (
         toy_worlds_overrides(tiny_worlds, shared_cache) if both else toy_world_overrides(tiny_world, shared_cache)
     )
-    tiny = backbone_overrides(tmp_path, experiment)
+    tiny = backbone_overrides(plain.backbone)
     if tiny:
         overrides = [o for o in overrides if not o.startswith("backbone.")] + tiny
     if experiment == "loco_footage":  # the toy worlds have one segment per clip: score it whatever its split
         overrides.append("eval.benchmarks.real_footage_held_out.split=[train,val,test]")
     cfg = compose_train(tmp_path, [*overrides, f"experiment={experiment}", "eval.report=false"])
-    unread = set(compose_train(tmp_path, []).eval.benchmarks) - set(READ_BENCHMARKS)
+    unread = set(default_benchmarks()) - set(READ_BENCHMARKS)
     with open_dict(cfg):  # what every experiment must do is train and export; the benchmarks it adds stay
         for name in unread:
             cfg.eval.benchmarks.pop(name, None)
