@@ -24,6 +24,7 @@ from phyprobe.encoders import WeightsNotFoundError, from_config
 from phyprobe.errors import InvalidOption
 from phyprobe.io.video import ClipSpec, decode_clip
 from phyprobe.testing.configs import CONFIGS, TOY, compose_train
+from phyprobe.testing.scorers import assert_training_scores
 from phyprobe.testing.videos import write_toy_manifest
 from phyprobe.training.head_training import head_groups
 from phyprobe.training.pipeline import train
@@ -292,7 +293,7 @@ def test_exported_scorer_reproduces_training_scores(checkpoint, manifest, tmp_pa
     scorer = Scorer.from_pretrained(tmp_path / "scorer")
     assert scorer.encoder.name == "dynamics" and scorer.config["encoder"]["describe"]["feature_dim"] == 2 * 4 * 14
     got = scorer.score_raw_many([manifest / p for p in expected["path"]])
-    assert np.max(np.abs(np.array(got) - expected["raw_score"].to_numpy())) < 1e-5
+    assert_training_scores(got, expected["raw_score"])
 
 
 def test_any_backbone_config_can_be_the_base(tmp_path):
@@ -392,7 +393,7 @@ def test_evidence_head_fits_its_model_in_the_run_and_the_scorer_carries_it(manif
     assert errors_scale < 1 and level_scales == pytest.approx([1.0, 1.0], rel=1e-3)
     expected = pd.read_csv(run / "scores.csv")
     got = scorer.score_raw_many([manifest / p for p in expected["path"]])
-    assert np.max(np.abs(np.array(got) - expected["raw_score"].to_numpy())) < 1e-5
+    assert_training_scores(got, expected["raw_score"])
     resaved = scorer.save_pretrained(moved)  # saving a scorer onto its own directory keeps its bundled model
     assert (resaved / "encoder" / "checkpoint" / "model.safetensors").is_file()
 

@@ -23,6 +23,7 @@ from phyprobe.encoders.motion import (
 )
 from phyprobe.io.video import ClipSpec, decode_clip, write_video
 from phyprobe.testing.configs import TOY, compose_train
+from phyprobe.testing.scorers import assert_training_scores
 from phyprobe.testing.videos import moving_square
 from phyprobe.training.pipeline import train
 
@@ -248,7 +249,7 @@ def test_exported_scorer_reproduces_training_scores(backbone, extra, toy_run_fac
     scorer = Scorer.from_pretrained(run / "scorer")
     assert scorer.encoder.name == backbone
     got = scorer.score_raw_many([toy_manifest / p for p in expected["path"]])
-    assert np.max(np.abs(np.array(got) - expected["raw_score"].to_numpy())) < 1e-5
+    assert_training_scores(got, expected["raw_score"])
 
 
 def test_affine_ego_motion_is_removed_and_a_body_moving_against_it_kept():

@@ -10,13 +10,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 from encoder_fixtures import save_tiny_local_weights
 
 from phyprobe import Scorer
 from phyprobe.testing.configs import TOY, compose_train
+from phyprobe.testing.scorers import assert_training_scores
 from phyprobe.training.pipeline import train
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,7 +46,7 @@ def test_local_weights_train_export_score(name, backbone, toy_manifest, tmp_path
     scorer = Scorer.from_pretrained(tmp_path / "run" / "scorer")
     assert scorer.encoder.name == name and scorer.config["encoder"]["kwargs"]["weights"] == "hub"
     got = scorer.score_raw_many([toy_manifest / p for p in expected["path"][:4]])
-    assert np.max(np.abs(np.array(got) - expected["raw_score"][:4].to_numpy())) < 1e-5
+    assert_training_scores(got, expected["raw_score"][:4])
 
 
 def test_train_without_weights_gives_the_download_instructions(tmp_path):

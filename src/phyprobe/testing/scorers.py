@@ -3,8 +3,10 @@ packaged weights, at a tiny input size) and a seeded random head, written in the
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from phyprobe.encoders import from_config
@@ -36,3 +38,11 @@ def make_scorer(
         head.mlp.net[-1].bias.fill_(0.5)
     head_cfg = {"feature_dim": enc.feature_dim, "stats": ["mean", "std", "max"], "hidden": hidden, "dropout": 0.0}
     return export_scorer(out, enc, head, ClipSpec(num_frames), "float16", head_cfg, extra=extra, reading=reading)
+
+
+def assert_training_scores(got: Sequence[float], expected: Sequence[float]) -> None:
+    """An exported scorer's raw scores against those its training run wrote (scores.csv): equal to float32's last
+    few places, relative to the score. Scores reach ~30, and the encoder and head run on other batches than in
+    training, whose float sums round differently (13 units in the last place of 27.7 in one CI run); a wrong
+    preprocessing or weight moves them by 1e-2 and more."""
+    np.testing.assert_allclose(np.asarray(got), np.asarray(expected), rtol=1e-5, atol=1e-5)
