@@ -1,6 +1,8 @@
 """How fast the ``phyprobe`` command answers what needs no model: ``--help``, ``--version``, a sub-command's help and
 a one-line user error, each as a whole process, beside the bare interpreter start and ``import torch`` measured in
-the same run (this machine's noise moves all of them alike, so the ratios are the figures to read).
+the same run (this machine's noise moves all of them alike, so the ratios are the figures to read). And one clip
+scored by a tiny exported scorer, as the command runs it (``phyprobe.cli:run``: the garbage collector frozen before
+the interpreter shuts down) and as ``main()`` alone would, whose difference is the shutdown that freezing saves.
 
     python bench/bench_cli.py            # 7 runs each; medians and the ratio to the bare interpreter
 """
@@ -11,7 +13,9 @@ import argparse
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 COMMANDS = {
     "python -c pass (the interpreter alone)": [sys.executable, "-c", "pass"],
@@ -30,6 +34,22 @@ COMMANDS = {
 }
 
 
+def scoring_commands(folder: Path) -> dict[str, list[str]]:
+    import numpy as np
+
+    from phyprobe.io.video import write_video
+    from phyprobe.testing.scorers import make_scorer
+
+    scorer = make_scorer(folder / "scorer")
+    clip = write_video(folder / "clip.mp4", np.random.default_rng(0).integers(0, 255, (8, 32, 32, 3), np.uint8))
+    args = ["score", str(scorer), str(clip), "--json"]
+    unfrozen = "import sys; from phyprobe.cli import main; sys.exit(main(sys.argv[1:]))"
+    return {
+        "phyprobe score (one clip)": [sys.executable, "-m", "phyprobe.cli", *args],
+        "phyprobe score (one clip), main() alone": [sys.executable, "-c", unfrozen, *args],
+    }
+
+
 def seconds(cmd: list[str]) -> float:
     t0 = time.perf_counter()
     subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -41,10 +61,12 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--record", action="store_true", help="write the figures to results/benchmarks.csv")
     args = ap.parse_args()
-    times: dict[str, list[float]] = {name: [] for name in COMMANDS}
-    for _ in range(args.runs):  # interleaved, so a slow moment of the machine touches every command
-        for name, cmd in COMMANDS.items():
-            times[name].append(seconds(cmd))
+    with tempfile.TemporaryDirectory() as tmp:
+        commands = COMMANDS | scoring_commands(Path(tmp))
+        times: dict[str, list[float]] = {name: [] for name in commands}
+        for _ in range(args.runs):  # interleaved, so a slow moment of the machine touches every command
+            for name, cmd in commands.items():
+                times[name].append(seconds(cmd))
     base = statistics.median(next(iter(times.values())))
     print(f"{'command':55s} {'median s':>9s} {'max s':>7s} {'x interpreter':>14s}")
     for name, ts in times.items():

@@ -118,3 +118,24 @@ def test_a_reader_that_leaves_early_ends_the_command_quietly(tmp_path):
     proc.stdout.close()  # the reader leaves before the first line
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 141 and "Traceback" not in err, err
+
+
+def test_the_command_freezes_the_collector_before_exit_and_main_does_not(tmp_path, monkeypatch):
+    """``phyprobe`` (phyprobe.cli:run) freezes the garbage collector once the command is done, so the interpreter's
+    shutdown does not walk every object torch and Lightning made; ``main()``, which programs call, leaves it as it was.
+    """
+    import gc
+    from importlib.metadata import entry_points
+
+    from phyprobe.cli import main, run
+
+    assert entry_points(group="console_scripts")["phyprobe"].value == "phyprobe.cli:run"
+    clip = write_video(tmp_path / "clip.mp4", np.random.default_rng(0).integers(0, 255, (4, 32, 32, 3), np.uint8))
+    args = ["score", str(make_scorer(tmp_path / "scorer")), str(clip), "--json"]
+    frozen = gc.get_freeze_count()
+    assert main(args) == 0 and gc.get_freeze_count() == frozen
+    monkeypatch.setattr(sys, "argv", ["phyprobe", *args])
+    try:
+        assert run() == 0 and gc.get_freeze_count() > frozen
+    finally:
+        gc.unfreeze()
