@@ -92,10 +92,11 @@ def test_bad_paths_get_a_one_line_4xx(scorer, clips, tmp_path):
 
 def test_a_request_that_times_out_has_its_decoding_killed(scorer, clips, tmp_path):
     # One decode worker, and the long video kept in it (no long-video lane): only killing it frees the worker. Files
-    # on the server (JSON paths), so the timeout is all decoding: a video seconds long to decode, and a good clip.
-    (tmp_path / "long.ts").write_bytes(clips[1] * 4)
+    # on the server (JSON paths), so the timeout is all decoding: a video seconds long to decode (~6 s whole here),
+    # and a good clip. The 1.5 s deadline also covers the second request, whose worker is forked anew after the kill.
+    (tmp_path / "long.ts").write_bytes(clips[1] * 8)
     (tmp_path / "ok.mp4").write_bytes(clips[0][0])
-    cfg = ServeConfig(decode_workers=1, timeout_s=0.8, long_video_mb=1e6, light_budget_s=1e6, paths_root=tmp_path)
+    cfg = ServeConfig(decode_workers=1, timeout_s=1.5, long_video_mb=1e6, light_budget_s=1e6, paths_root=tmp_path)
     app = build_app(scorer, cfg)
     with serve_in_thread(app) as url:
         status, body, _ = post(url, json.dumps({"path": "long.ts"}).encode(), "application/json")
