@@ -57,7 +57,9 @@ def test_a_trickling_server_cannot_stretch_the_total_deadline(tmp_path, capsys):
         elapsed = time.perf_counter() - t0
         counts = sorted(srv.counts.values())
     attempts = 2  # max_retries=1
-    assert elapsed < attempts * DEADLINE * 3, elapsed  # two deadlines, backoff and the run's own work
+    # two deadlines, backoff and the run's own work (writing and reading its clips), with room for a loaded machine;
+    # without the deadline one attempt alone would take a minute
+    assert elapsed < 15, elapsed
     assert counts == [1, 2, 2]  # each trickle was retried once, per the policy, then given up
     assert code == 1 and "2 of 3 videos have no score" in err and "Traceback" not in out + err
     recs = _judgements(tmp_path / "out")
@@ -90,7 +92,7 @@ def test_the_deadline_holds_with_the_watchdog_fallback_too(tmp_path, monkeypatch
         t0 = time.perf_counter()
         res = run_judge(physics_cfg(srv.base_url, None, timeout_s=DEADLINE, max_retries=0), m)
         elapsed = time.perf_counter() - t0
-    assert elapsed < DEADLINE * 3, elapsed
+    assert elapsed < 10, elapsed  # one deadline and the run's own work; the trickle alone would take a minute
     trickle, ok = (res.records[v] for v in m.videos["id"])
     assert trickle["failures"][0]["kind"] == "timeout" and ok["score"] is not None
 
