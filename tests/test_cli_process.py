@@ -13,6 +13,7 @@ import pytest
 from phyprobe import __version__
 from phyprobe.cli import SUBCOMMANDS
 from phyprobe.io.video import write_video
+from phyprobe.testing.held import held_command
 from phyprobe.testing.scorers import make_scorer
 
 CLI = [sys.executable, "-m", "phyprobe.cli"]
@@ -44,14 +45,7 @@ def test_version_and_overview():
 N_VIDEOS = 12
 # The first run is held once its third row is appended (phyprobe.testing.held): the signal lands part way however
 # fast the run (unheld, a run of 48 videos once finished before the poll below saw its third row).
-HELD_AFTER_THIRD_ROW = [
-    sys.executable,
-    "-m",
-    "phyprobe.testing.held",
-    "phyprobe.scorer.results:ResultFile.append",
-    "3",
-    "--",
-]
+HELD_AFTER_THIRD_ROW = held_command("phyprobe.scorer.results:ResultFile.append", 3)
 
 
 def test_sigterm_stops_scoring_and_a_rerun_completes_the_file(tmp_path):

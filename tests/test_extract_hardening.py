@@ -15,6 +15,7 @@ from phyprobe.data.manifest import Manifest, write_jsonl
 from phyprobe.features.cache import FeatureCache
 from phyprobe.features.extract import extract_features
 from phyprobe.testing.features import CLIP, CPU, shard_contents, tiny_encoder, toy_manifest_at
+from phyprobe.testing.held import held_command
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -95,7 +96,7 @@ def test_a_killed_small_extraction_keeps_what_it_finished(tmp_path):
     ]
     env = {"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"}
     # held once its first shard is published (phyprobe.testing.held), so the kill lands part way however fast the run
-    held = [sys.executable, "-m", "phyprobe.testing.held", "phyprobe.features.cache:ShardWriter.flush", "1", "--"]
+    held = held_command("phyprobe.features.cache:ShardWriter.flush", 1)
     p = subprocess.Popen(
         [*held, *cmd[3:]], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
     )

@@ -28,6 +28,7 @@ from conftest import run_cli
 from phyprobe.cli import main as cli_main
 from phyprobe.features.cache import FeatureCache
 from phyprobe.testing.features import in_every_share, shard_contents, toy_manifest_at
+from phyprobe.testing.held import held_command
 
 REPO = Path(__file__).resolve().parents[1]
 OPTIONS = ["--image-size", "32", "--num-frames", "4", "--workers", "0", "--batch-size", "1", "--shard-size", "1"]
@@ -38,14 +39,7 @@ ENV = {
     "HOME": os.environ.get("HOME", "/tmp"),
 }
 EXTRACT = [sys.executable, "-m", "phyprobe.cli", "extract"]
-HELD_AFTER_FIRST_SHARD = [
-    sys.executable,
-    "-m",
-    "phyprobe.testing.held",
-    "phyprobe.features.cache:ShardWriter.flush",
-    "1",
-    "--",
-]
+HELD_AFTER_FIRST_SHARD = held_command("phyprobe.features.cache:ShardWriter.flush", 1)
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,7 @@ from phyprobe.cli import main
 from phyprobe.data.manifest import Manifest
 from phyprobe.io.video import write_video
 from phyprobe.scorer.batch import ResultFile, resolve_inputs
+from phyprobe.testing.held import held_command
 from phyprobe.testing.scorers import make_scorer
 
 
@@ -83,12 +84,7 @@ def test_kill_halfway_then_rerun_loses_nothing_and_scores_nothing_twice(scorer_d
     # held once its third batch of two rows is appended (phyprobe.testing.held): the kill lands halfway, however
     # fast the run
     cmd = [
-        sys.executable,
-        "-m",
-        "phyprobe.testing.held",
-        "phyprobe.scorer.results:ResultFile.append",
-        "3",
-        "--",
+        *held_command("phyprobe.scorer.results:ResultFile.append", 3),
         "score",
         str(scorer_dir),
         str(videos),

@@ -40,6 +40,12 @@ def hold_after(target: str, calls: int) -> None:
     setattr(owner, name, held)
 
 
+def held_command(target: str, calls: int) -> list[str]:
+    """The command line of a ``phyprobe`` run held in ``target`` once its ``calls``-th call has returned; the
+    ``phyprobe`` arguments follow it."""
+    return [sys.executable, "-m", "phyprobe.testing.held", target, str(calls), "--"]
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) < 3 or argv[2] != "--":
