@@ -57,7 +57,7 @@ def test_sigterm_stops_scoring_and_a_rerun_completes_the_file(tmp_path):
     out = tmp_path / "scores.jsonl"
     cmd = [*CLI, "score", str(scorer), str(videos), "--out", str(out), "--batch-size", "1", "--no-progress"]
     proc = subprocess.Popen(
-        [*HELD_AFTER_THIRD_ROW, *cmd[3:]], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [*HELD_AFTER_THIRD_ROW, *cmd[len(CLI) :]], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     deadline = time.monotonic() + 240
     while (not out.exists() or len(out.read_text().splitlines()) < 3) and time.monotonic() < deadline:

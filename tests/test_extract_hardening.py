@@ -75,10 +75,7 @@ def test_a_killed_small_extraction_keeps_what_it_finished(tmp_path):
     """kill -9 an extraction of a manifest far smaller than a shard once its first video is
     published: the rerun finds that work and encodes only the rest."""
     toy_manifest_at(tmp_path / "m", num_scenes=6)
-    cmd = [
-        sys.executable,
-        "-m",
-        "phyprobe.cli",
+    args = [
         "extract",
         str(tmp_path / "m"),
         "--image-size",
@@ -94,11 +91,12 @@ def test_a_killed_small_extraction_keeps_what_it_finished(tmp_path):
         "--shard-size",
         "1",
     ]
+    cmd = [sys.executable, "-m", "phyprobe.cli", *args]
     env = {"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"}
     # held once its first shard is published (phyprobe.testing.held), so the kill lands part way however fast the run
     held = held_command("phyprobe.features.cache:ShardWriter.flush", 1)
     p = subprocess.Popen(
-        [*held, *cmd[3:]], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+        [*held, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
     )
     deadline = time.time() + 300
     while time.time() < deadline and not list((tmp_path / "cache").glob("*/shard-*.ids.json")):

@@ -85,14 +85,21 @@ def test_stages_as_separate_jobs_give_the_one_job_run_and_a_done_stage_is_skippe
         assert after[apart / redone] != before[apart / redone], redone
 
 
-def _toy_manifest_run(tmp_path, *extra, folder="m"):
+def _toy_manifest(folder):
     from phyprobe.testing.videos import write_toy_manifest
 
-    write_toy_manifest(tmp_path / folder, num_scenes=4, frames=6)
+    write_toy_manifest(folder, num_scenes=4, frames=6)
+
+
+def _toy_manifest_run(tmp_path, *extra, folder=None):
+    """A toy run's overrides on the manifest in ``folder``; without one, on a toy manifest written in ``tmp_path/m``."""
+    if folder is None:
+        folder = tmp_path / "m"
+        _toy_manifest(folder)
     return [
         *TOY,
         "data=manifest",
-        f"data.source.path={tmp_path / folder}",
+        f"data.source.path={folder}",
         f"paths.cache_dir={tmp_path / 'cache'}",
         "backbone=efficientnet_lite0",
         "backbone.weights=null",
@@ -117,15 +124,11 @@ def test_a_job_that_needs_an_earlier_stage_says_which(tmp_path):
 def test_only_the_extract_stage_runs_as_one_of_a_launchers_processes(tmp_path, monkeypatch):
     """Under torchrun each process of ``stages=[extract]`` encodes its share of the videos and nothing else; the
     shares of every process fill the cache a one-process run reads."""
-    from phyprobe.data.manifest import Manifest
-    from phyprobe.features.cache import video_keys
-    from phyprobe.features.extract import in_share
-    from phyprobe.testing.features import in_every_share
+    from phyprobe.testing.features import in_every_share, shares
 
-    runs = {}  # folder name -> the run's overrides
-    folder = in_every_share(lambda f: runs.setdefault(f.name, _toy_manifest_run(tmp_path, folder=f.name)), tmp_path, 2)
-    run = runs[folder.name]
-    first = {k for k in video_keys(Manifest.load(folder).paths()) if in_share(k, 0, 2)}
+    folder = in_every_share(_toy_manifest, tmp_path, 2)
+    run = _toy_manifest_run(tmp_path, folder=folder)
+    first = shares(folder, 2)[0]
     monkeypatch.setenv("WORLD_SIZE", "2")
     monkeypatch.setenv("RANK", "0")
     with pytest.raises(UserError, match=r"only stages=\[extract\] runs in several processes"):

@@ -34,18 +34,23 @@ def toy_manifest_at(root: Path, num_scenes: int = 6, frames: int = 8) -> Manifes
     return Manifest.load(root)
 
 
+def shares(folder: Path, count: int) -> list[set[str]]:
+    """The stored keys of the manifest in ``folder``, split into the ``count`` shares a launcher's processes take."""
+    from phyprobe.features.extract import in_share  # here: the processes that import this module skip Lightning
+
+    keys = video_keys(Manifest.load(folder).paths())
+    return [{k for k in keys if in_share(k, index, count)} for index in range(count)]
+
+
 def in_every_share(write: Callable[[Path], object], parent: Path, count: int) -> Path:
     """The first of ``parent/m0``, ``m1``, ... (each written by ``write(folder)`` until one fits) whose videos fall
     in every one of ``count`` shares. A video's share hashes its absolute path, so which process gets which video
     depends on where the test's temporary folder is; on an unlucky folder one share is empty (1 in 2**(n-1) for two
     shares of n videos) and a test of what that share's process does would test nothing."""
-    from phyprobe.features.extract import in_share  # here: the processes that import this module skip Lightning
-
     for i in range(100):
         folder = parent / f"m{i}"
         write(folder)
-        keys = video_keys(Manifest.load(folder).paths())
-        if all(any(in_share(k, index, count) for k in keys) for index in range(count)):
+        if all(shares(folder, count)):
             return folder
     raise AssertionError(f"no folder under {parent} whose videos fall in all {count} shares")
 
